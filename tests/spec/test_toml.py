@@ -1,0 +1,81 @@
+"""TOML load and dump: round trip and clear errors."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+
+from tests.strategies import windows
+from wid.errors import ConfigError
+from wid.spec import Aggregation, Punctuation, Window
+from wid.spec.pipeline import PipelineSpec, SinkSpec, SourceSpec
+from wid.spec.toml_io import dumps_pipeline, dumps_window, load_pipeline, loads_pipeline, loads_window
+
+
+@settings(max_examples=200, deadline=None)
+@given(windows())
+def test_window_round_trips_through_toml(w: Window) -> None:
+    assert loads_window(dumps_window(w)) == w
+
+
+@settings(max_examples=50, deadline=None)
+@given(windows())
+def test_pipeline_round_trips_through_toml(w: Window) -> None:
+    spec = PipelineSpec(
+        name="p-1", source=SourceSpec("csv", path="in.csv", options={"header": "true"}), window=w,
+        target=SinkSpec("sqlite", path="o.db", table="t"), dead_letter=SinkSpec("parquet", path="dlq"),
+        transform_sql="SELECT * FROM source", spark={"master": "local[2]"},
+    )
+    assert loads_pipeline(dumps_pipeline(spec)) == spec
+
+
+def test_punctuation_round_trips() -> None:
+    w = Window(kind="hopping", duration_ms=300_000, hop_ms=60_000, event_time_column="ts", group_by=["seg_id"],
+               aggregations=(Aggregation("min", "speed", as_="lo"),),
+               punctuation=Punctuation("kind = 'punct'", scope=("seg_id",)))
+    assert loads_window(dumps_window(w)) == w
+
+
+PIPE = """
+name = "demo"
+[source]
+format = "csv"
+path = "in.csv"
+[transform.window]
+kind = "tumbling"
+duration_ms = 60000
+event_time_column = "ts"
+[[transform.window.aggregations]]
+agg = "count"
+as = "n"
+"""
+
+
+def test_pipeline_defaults_to_sqlite_sinks(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "p.toml"
+    f.write_text(PIPE)
+    spec = load_pipeline(f)
+    assert spec.target == SinkSpec("sqlite", path="demo.sqlite", table="demo")
+    assert spec.dead_letter.table == "dead_letter"
+    assert spec.base_dir == str(tmp_path.resolve())
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (("duration_ms = 60000", "duration_ms = 60000\nduratoin_ms = 5"), "transform.window.duratoin_ms"),
+        (('agg = "count"', 'agg = "cnt"'), "transform.window.aggregations[0].agg"),
+        (('as = "n"', 'as = "n"\nmode = "exact"'), "transform.window.aggregations[0].mode"),
+        (('format = "csv"', 'format = "xls"'), "source.format"),
+        (('name = "demo"', 'name = "demo"\n[target]\nkind = "sqlite"\npath = "x.db"'), "target.table"),
+        (('name = "demo"', ""), "name"),
+        (("[source]", "[sorce]"), "sorce"),
+        (('kind = "tumbling"', 'kind = "tumbling"\nhop_ms = 5'), "transform.window.hop_ms"),
+        (("duration_ms = 60000", 'duration_ms = "1m"'), "transform.window.duration_ms"),
+        (("[source]", "[source"), "toml"),
+    ],
+)
+def test_bad_pipeline_toml_names_the_field(edit: tuple[str, str], field: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        loads_pipeline(PIPE.replace(*edit, 1))
+    assert err.value.field == field

@@ -1,0 +1,110 @@
+"""Validation at construction: every bad setting names its field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from wid.errors import ConfigError
+from wid.spec import Aggregation, Punctuation, Window
+
+N = (Aggregation("count", as_="n"),)
+
+
+def make(**kw: Any) -> Window:
+    base: dict[str, Any] = {"kind": "tumbling", "duration_ms": 60_000, "event_time_column": "ts", "aggregations": N}
+    base.update(kw)
+    return Window(**base)
+
+
+@pytest.mark.parametrize(
+    ("kw", "field", "words"),
+    [
+        ({"kind": "hopping", "hop_ms": 120_000}, "hop_ms", "longer than duration_ms"),
+        ({"kind": "session", "duration_ms": None}, "gap_ms", "exactly one of"),
+        ({"kind": "session", "duration_ms": None, "gap_ms": 5, "gap_column": "g"}, "gap_ms", "exactly one of"),
+        ({"hop_ms": 1000}, "hop_ms", "not used by kind = 'tumbling'"),
+        ({"late_data": "reopen"}, "allowed_lateness_ms", "needs a budget"),
+        ({"allowed_lateness_ms": 5}, "allowed_lateness_ms", "only used with"),
+        ({"duration_ms": 0}, "duration_ms", "positive"),
+        ({"duration_ms": "60s"}, "duration_ms", "integer"),
+        ({"duration_ms": True}, "duration_ms", "integer"),
+        ({"lateness_ms": -1}, "lateness_ms", "negative"),
+        ({"kind": "windy"}, "kind", "unknown window kind"),
+        ({"emit": "always"}, "emit", "must be one of"),
+        ({"event_time_column": None}, "event_time_column", "needs the event-time column"),
+        ({"time_mode": "processing"}, "event_time_column", "stamps arrival time"),
+        ({"group_by": ["n"]}, "aggregations[0].as", "collides with a group column"),
+        ({"group_by": ["window_start"]}, "group_by", "collides with a window column"),
+        ({"group_by": ["k", "k"]}, "group_by", "listed twice"),
+        ({"aggregations": (N[0], Aggregation("sum", "v", as_="n"))}, "aggregations[1].as", "collides with the alias"),
+        ({"aggregations": ()}, "aggregations", "at least one"),
+        ({"partition_by": ["p"]}, "partition_by", "not used by kind = 'tumbling'"),
+        ({"kind": "count", "duration_ms": None, "size_rows": 3, "hop_rows": 4}, "hop_rows", "larger than size_rows"),
+        ({"kind": "landmark", "duration_ms": None, "hop_ms": 1000, "landmark_ms": 0, "max_duration_ms": 2500},
+         "max_duration_ms", "not a multiple"),
+        ({"kind": "landmark", "duration_ms": None, "hop_ms": 1000}, "landmark_ms", "requires"),
+        ({"kind": "rolling", "every_rows": 0}, "every_rows", "positive"),
+    ],
+)
+def test_bad_window_names_the_field(kw: dict[str, Any], field: str, words: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        make(**kw)
+    assert err.value.field == field
+    assert words in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("kw", "field", "words"),
+    [
+        ({"agg": "summ", "column": "v"}, "agg", "did you mean 'sum'"),
+        ({"agg": "sum"}, "column", "takes 1 column"),
+        ({"agg": "corr", "column": "x"}, "column", "takes 2 column"),
+        ({"agg": "sum", "column": "v", "column2": "w"}, "column", "remove `column2`"),
+        ({"agg": "sum", "column": "v", "as_": ""}, "as", "non-empty"),
+        ({"agg": "count_distinct", "column": "v", "mode": "exact"}, "max_distinct_values_per_group", "cap"),
+        ({"agg": "count_distinct", "column": "v", "max_distinct_values_per_group": 5}, "max_distinct_values_per_group",
+         "only applies"),
+        ({"agg": "sum", "column": "v", "mode": "exact"}, "mode", "only count_distinct"),
+        ({"agg": "percentile", "column": "v"}, "percent", "[0, 100]"),
+        ({"agg": "percentile", "column": "v", "percent": 101}, "percent", "[0, 100]"),
+        ({"agg": "med", "column": "v", "percent": 50}, "percent", "takes no percent"),
+        ({"agg": "sum", "column": "a.b"}, "column", "dot"),
+    ],
+)
+def test_bad_aggregation_names_the_field(kw: dict[str, Any], field: str, words: str) -> None:
+    kw.setdefault("as_", "out")
+    with pytest.raises(ConfigError) as err:
+        Aggregation(**kw)
+    assert err.value.field == field
+    assert words in str(err.value)
+
+
+def test_defaults_and_normalisation() -> None:
+    assert Aggregation("count", "*", as_="n").column is None
+    assert Aggregation("count_distinct", "v", as_="d").mode == "approximate"
+    assert Aggregation("percentile", "v", as_="p", percent=90).percent == 90.0
+    w = make(group_by=["a", "b"])
+    assert w.group_by == ("a", "b")
+    assert w.output_prefix == ("window_start", "window_end")
+    c = make(kind="count", duration_ms=None, size_rows=5, partition_by=["p"], group_by=["g"])
+    assert c.hop_rows_or_size == 5
+    assert c.output_prefix == ("window_start", "window_end", "window_id")
+    assert c.key_columns == ("p", "g")
+
+
+def test_punctuation_validation() -> None:
+    with pytest.raises(ConfigError) as err:
+        Punctuation(predicate=" ")
+    assert err.value.field == "predicate"
+    p = Punctuation(predicate="is_punct", scope=["seg_id"])
+    assert p.scope == ("seg_id",)
+
+
+def test_specs_are_frozen_and_hashable_by_value() -> None:
+    a, b = make(group_by=["k"]), make(group_by=("k",))
+    assert a == b
+    assert hash(a) == hash(b)
+    with pytest.raises(AttributeError):
+        a.kind = "hopping"  # type: ignore[misc]

@@ -1,0 +1,216 @@
+"""The reference engine: rows in, rows out, straight from the definitions of
+DESIGN.md sections 3-5. It is the executable specification and the oracle
+every other engine is tested against; it favours clarity over speed (it may
+be quadratic) and shares no code path with the Spark engine beyond the pure
+window arithmetic.
+
+Batch semantics: the whole input is on time and every window is complete at
+the end of input, so each non-empty window emits once.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from wid.semantics import reasons
+from wid.semantics.aggregate_values import aggregate_value
+from wid.semantics.ranks import count_complete, count_extent, rank_order, sql_sort_key
+from wid.semantics.rolling import rolling_extent
+from wid.semantics.sessions import sessionize
+from wid.semantics.timeunits import event_time_us, ms_to_us
+from wid.semantics.windowing import Hopping, Landmark, Tumbling
+from wid.spec.window import Window
+
+Row = Mapping[str, Any]
+TS = "__wid_ts_us"
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    """A rejected input row and why."""
+
+    reason: str
+    row: Row
+
+
+@dataclass(frozen=True)
+class OracleResult:
+    """Output rows (window bounds as epoch microseconds) and dead letters.
+
+    Accounting (DESIGN.md section 5): ``rows_in == rows_rejected + rows_aggregated``
+    in batch, where nothing is late.
+    """
+
+    rows: list[dict[str, Any]]
+    dead_letter: list[DeadLetter] = field(default_factory=list)
+    rows_in: int = 0
+
+    @property
+    def rows_rejected(self) -> int:
+        """Rows sent to the dead letter."""
+        return len(self.dead_letter)
+
+    @property
+    def rows_aggregated(self) -> int:
+        """Rows that went into windows."""
+        return self.rows_in - self.rows_rejected
+
+
+def evaluate(rows: Sequence[Row], window: Window) -> OracleResult:
+    """Evaluate `window` over `rows` (mappings from column name to value).
+
+    The event-time column holds datetimes (unit ``timestamp``) or integers
+    (units ``ms``/``us``). Output rows follow DESIGN.md section 3's column
+    order, window bounds in epoch microseconds, sorted canonically.
+    Raises TypeError on event-time values of the wrong type.
+    """
+    good, dead = _split(rows, window)
+    kind = window.kind
+    if kind == "rolling":
+        out = _rolling(good, window)
+    elif kind == "session":
+        out = _sessions(good, window)
+    elif kind == "count":
+        out = _count(good, window)
+    else:
+        out = _time_windows(good, window)
+    out.sort(key=lambda r: tuple(sql_sort_key(v) for v in r.values()))
+    return OracleResult(out, dead, len(rows))
+
+
+def _split(rows: Sequence[Row], w: Window) -> tuple[list[dict[str, Any]], list[DeadLetter]]:
+    good: list[dict[str, Any]] = []
+    dead: list[DeadLetter] = []
+    for row in rows:
+        reason = _reject_reason(row, w)
+        if reason is not None:
+            dead.append(DeadLetter(reason, row))
+            continue
+        ts = event_time_us(row[w.event_time_column or ""], w.event_time_unit)
+        good.append({**row, TS: ts})
+    return good, dead
+
+
+def _reject_reason(row: Row, w: Window) -> str | None:
+    if row.get(w.event_time_column or "") is None:
+        return reasons.NULL_EVENT_TIME
+    for col in w.key_columns:
+        if row[col] is None:
+            return reasons.null_key(col)
+    if w.gap_column is not None:
+        gap = row[w.gap_column]
+        if gap is None or gap <= 0:
+            return reasons.bad_gap(w.gap_column)
+    if w.kind == "landmark" and w.landmark_ms is not None:
+        ts = event_time_us(row[w.event_time_column or ""], w.event_time_unit)
+        if ts is not None and ts < ms_to_us(w.landmark_ms):
+            return reasons.BEFORE_LANDMARK
+    return None
+
+
+def _key(row: Row, columns: Iterable[str]) -> tuple[Any, ...]:
+    return tuple(row[c] for c in columns)
+
+
+def _time_key(w: Window) -> Any:
+    tb = w.tie_breaker
+    return lambda r: (r[TS], sql_sort_key(r[tb]) if tb else ())
+
+
+def _emit(w: Window, head: dict[str, Any], extent: Sequence[Row]) -> dict[str, Any]:
+    out = dict(head)
+    tkey = _time_key(w)
+    for agg in w.aggregations:
+        out[agg.as_] = aggregate_value(agg, extent, tkey)
+    return out
+
+
+def _time_windows(good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
+    assigner: Tumbling | Hopping | Landmark
+    if w.kind == "tumbling":
+        assigner = Tumbling(ms_to_us(w.duration_ms or 0), ms_to_us(w.origin_ms))
+    elif w.kind == "hopping":
+        assigner = Hopping(ms_to_us(w.duration_ms or 0), ms_to_us(w.hop_ms or 0), ms_to_us(w.origin_ms))
+    else:
+        assigner = Landmark(ms_to_us(w.hop_ms or 0), ms_to_us(w.landmark_ms or 0),
+                            None if w.max_duration_ms is None else ms_to_us(w.max_duration_ms))
+    last = max((assigner.pane(r[TS]) for r in good), default=0) if isinstance(assigner, Landmark) else 0
+    buckets: dict[tuple[Any, ...], list[Row]] = defaultdict(list)
+    for r in good:
+        ids = assigner.wids(r[TS], last) if isinstance(assigner, Landmark) else assigner.wids(r[TS])
+        for wid in ids:
+            buckets[(wid, *_key(r, w.group_by))].append(r)
+    out = []
+    for (wid, *keys), extent in buckets.items():
+        start, end = assigner.bounds(wid)
+        head = {w.window_start_column: start, w.window_end_column: end, **dict(zip(w.group_by, keys, strict=True))}
+        out.append(_emit(w, head, extent))
+    return out
+
+
+def _sessions(good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
+    groups: dict[tuple[Any, ...], list[Row]] = defaultdict(list)
+    for r in good:
+        groups[_key(r, w.group_by)].append(r)
+    out = []
+    for keys, members in groups.items():
+        gaps = [ms_to_us(r[w.gap_column] if w.gap_column else w.gap_ms or 0) for r in members]
+        for start, end, idx in sessionize([(r[TS], g) for r, g in zip(members, gaps, strict=True)]):
+            head = {w.window_start_column: start, w.window_end_column: end, **dict(zip(w.group_by, keys, strict=True))}
+            out.append(_emit(w, head, [members[i] for i in idx]))
+    return out
+
+
+def _order_columns(w: Window, columns: Sequence[str]) -> list[str]:
+    """The total order of ranks: order_by (default the event time), then the
+    tie-breaker, else every input column in input order."""
+    first = [w.order_by or TS]
+    rest = [w.tie_breaker] if w.tie_breaker else [c for c in columns if c != TS]
+    return first + rest
+
+
+def _count(good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
+    size, hop = w.size_rows or 0, w.hop_rows_or_size
+    parts: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+    for r in good:
+        parts[_key(r, w.partition_by)].append(r)
+    out = []
+    for pkeys, members in parts.items():
+        ranked = [members[i] for i in rank_order(members, _order_columns(w, list(members[0])))]
+        wid = 0
+        while count_complete(wid, len(ranked), hop):
+            extent = [ranked[r] for r in count_extent(wid, size, hop)]
+            start, end = min(r[TS] for r in extent), max(r[TS] for r in extent)
+            groups: dict[tuple[Any, ...], list[Row]] = defaultdict(list)
+            for r in extent:
+                groups[_key(r, w.group_by)].append(r)
+            for gkeys, rows in groups.items():
+                head = {w.window_start_column: start, w.window_end_column: end, w.window_id_column: wid,
+                        **dict(zip(w.partition_by, pkeys, strict=True)), **dict(zip(w.group_by, gkeys, strict=True))}
+                out.append(_emit(w, head, rows))
+            wid += 1
+    return out
+
+
+def _rolling(good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
+    d = ms_to_us(w.duration_ms or 0)
+    n = w.every_rows or 1
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+    for r in good:
+        groups[_key(r, w.group_by)].append(r)
+    out = []
+    for members in groups.values():
+        order = rank_order(members, _order_columns(w, list(members[0])))
+        by_time = sorted(members, key=lambda r: r[TS])
+        times = [r[TS] for r in by_time]
+        for rank, i in enumerate(order, start=1):
+            if rank % n:
+                continue
+            t = members[i]
+            extent = [by_time[j] for j in rolling_extent(times, t[TS], d)]
+            head = {k: v for k, v in t.items() if k != TS}
+            out.append(_emit(w, head, extent))
+    return out

