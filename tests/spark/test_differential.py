@@ -1,0 +1,93 @@
+"""The Spark batch engine against the oracle, on generated data with nulls,
+ties, negative times, bad rows and empty groups, for every kind and every
+aggregation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from tests.spark.compare import check_against_oracle
+from tests.strategies import windows
+from wid.spec import Aggregation, Window
+from wid.spec.catalog import AGGREGATIONS
+
+SCHEMA = "id long, ts long, k1 string, k2 int, v double, w int, gap long"
+S = 1_000_000
+
+
+@st.composite
+def datasets(draw: st.DrawFn, max_rows: int = 40) -> list[dict[str, Any]]:
+    """Rows with few distinct times (ties), negative times, null keys and
+    values, and occasionally a null event time or a bad session gap."""
+    n = draw(st.integers(0, max_rows))
+    times = draw(st.lists(st.integers(-15, 25), min_size=1, max_size=12))
+    out = []
+    for i in range(n):
+        out.append({
+            "id": i,
+            "ts": draw(st.one_of(st.sampled_from(times).map(lambda t: t * S // 2),
+                                 st.integers(-12 * S, 12 * S), st.just(None) if i % 9 == 8 else st.nothing())),
+            "k1": draw(st.sampled_from(["a", "b", "c", None] if i % 7 == 6 else ["a", "b", "c"])),
+            "k2": draw(st.sampled_from([1, 2])),
+            "v": draw(st.one_of(st.none(), st.sampled_from([-2.5, 0.0, 1.0, 3.25, 7.0]), st.floats(-100, 100).map(lambda x: round(x, 2)))),
+            "w": draw(st.one_of(st.none(), st.integers(-3, 9))),
+            "gap": draw(st.one_of(st.integers(1, 4).map(lambda g: g * 1000), st.sampled_from([None, 0, -1000]) if i % 11 == 10 else st.nothing())),
+        })
+    return out
+
+
+# Each example runs Spark jobs; shrinking would take minutes, so failures are
+# reported as generated (Hypothesis prints the falsifying example).
+NO_SHRINK = [Phase.explicit, Phase.reuse, Phase.generate]
+SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck), phases=NO_SHRINK)
+
+
+@pytest.mark.parametrize("kind", ["tumbling", "hopping", "session", "count", "rolling", "landmark"])
+@SETTINGS
+@given(data=st.data())
+def test_spark_equals_oracle(spark: Any, kind: str, data: st.DataObject) -> None:
+    window = data.draw(windows(kinds=(kind,), n_aggs=4))
+    rows = data.draw(datasets())
+    check_against_oracle(spark, rows, SCHEMA, window)
+
+
+def all_aggregations(holistic: bool) -> tuple[Aggregation, ...]:
+    out = []
+    for name, shape in AGGREGATIONS.items():
+        if shape.holistic != holistic and name != "count_distinct":
+            continue
+        two = 2 in shape.columns
+        kw: dict[str, Any] = {"percent": 75.0} if shape.percent else {}
+        if name == "count_distinct":
+            kw = {"mode": "exact", "max_distinct_values_per_group": 1000} if holistic else {}
+        out.append(Aggregation(name, column="v", column2="w" if two else None, as_=f"{name}_v", **kw))
+        if name in ("count", "sum", "min", "max", "first", "last", "count_distinct"):
+            out.append(Aggregation(name, column="w", as_=f"{name}_w", **kw))
+    out.append(Aggregation("count", as_="rows"))
+    return tuple(out)
+
+
+PARAMS = {
+    "tumbling": {"duration_ms": 3000, "origin_ms": 500},
+    "hopping": {"duration_ms": 6000, "hop_ms": 1500},
+    "session": {"gap_column": "gap"},
+    "count": {"size_rows": 5, "hop_rows": 2, "partition_by": ("k1",), "group_by": ("k2",)},
+    "rolling": {"duration_ms": 4000, "every_rows": 2},
+    "landmark": {"hop_ms": 2000, "landmark_ms": -4000, "max_duration_ms": 8000},
+}
+
+
+@pytest.mark.parametrize("holistic", [False, True])
+@pytest.mark.parametrize("kind", list(PARAMS))
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck), phases=NO_SHRINK)
+@given(rows=datasets(max_rows=60))
+def test_every_aggregation_on_every_kind(spark: Any, kind: str, holistic: bool, rows: list[dict[str, Any]]) -> None:
+    params = dict(PARAMS[kind])
+    params.setdefault("group_by", ("k1",))
+    window = Window(kind=kind, event_time_column="ts", event_time_unit="us",
+                    aggregations=all_aggregations(holistic), **params)
+    check_against_oracle(spark, rows, SCHEMA, window)

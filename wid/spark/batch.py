@@ -1,0 +1,89 @@
+"""`aggregate` and `window_result`: a Window over a batch Spark DataFrame,
+compiled to plain DataFrame operations (DESIGN.md section 6). No Python runs
+per row or per key; Spark's own operators do all the work."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from wid.errors import WidError
+from wid.spark.columns import PREFIX, REASON
+from wid.spark.count_windows import count_windows
+from wid.spark.plan import Ctx, Planned, enforce_group_cap
+from wid.spark.prepare import prepare
+from wid.spark.rolling import rolling
+from wid.spark.sessions import sessions
+from wid.spark.time_windows import hopping, landmark, tumbling
+from wid.spec.window import Window
+
+PLANS: dict[str, Callable[[Ctx], Planned]] = {
+    "tumbling": tumbling, "hopping": hopping, "landmark": landmark,
+    "session": sessions, "count": count_windows, "rolling": rolling,
+}
+DEAD_LETTER_COLUMNS = ("reason", "source", "source_file", "row_json")
+
+
+@dataclass(frozen=True)
+class WindowResult:
+    """A compiled window stage.
+
+    - `output`: the window rows (DESIGN.md section 3 columns).
+    - `dead_letter`: rejected rows: ``reason`` (string), ``source``
+      (string), ``source_file`` (string or NULL), ``row_json`` (the
+      original row as JSON).
+    - `prepared`: the input with wid's ``_wid_reason`` column, for counting
+      (accounting identity, DESIGN.md section 5).
+    - `planned`: the execution form, why, and notes, for `wid explain`.
+    """
+
+    output: DataFrame
+    dead_letter: DataFrame
+    prepared: DataFrame
+    planned: Planned
+
+
+def window_result(df: DataFrame, window: Window, *, pipeline: str = "wid", source: str = "source") -> WindowResult:
+    """Compile `window` over the batch DataFrame `df`.
+
+    `df` must hold every column the window names; the event-time column is a
+    timestamp (or a string Spark can parse), or epoch milliseconds or
+    microseconds when `event_time_unit` says so. Rows with a null or
+    unparseable event time, a null key, a bad session gap or a time before
+    the landmark are not aggregated: they are in `dead_letter` with a reason.
+
+    Raises ConfigError (missing column, bad event-time type, alias colliding
+    with an input column of a rolling window) and WidError for streaming
+    input. Cap violations (`max_groups_per_window`,
+    `max_distinct_values_per_group`) fail when the output is computed; see
+    `wid.spark.errors.translate`.
+    """
+    if df.isStreaming:
+        raise WidError("wid.aggregate does not run streaming DataFrames yet: batch only in this release")
+    prepared = prepare(df, window)
+    good = prepared.where(F.col(REASON).isNull()).drop(REASON)
+    planned = PLANS[window.kind](Ctx(window, good, pipeline))
+    output = enforce_group_cap(planned.output, window, pipeline)
+    planned = Planned(output, planned.form, planned.why, planned.notes)
+    return WindowResult(output, dead_letters(prepared, source), prepared, planned)
+
+
+def aggregate(df: DataFrame, window: Window, *, pipeline: str = "wid") -> DataFrame:
+    """The windowed aggregation of `df` (see `window_result`).
+
+    Rows rejected as bad input are not in the result; call `window_result`
+    to receive them, with reasons, as a dead-letter DataFrame.
+    """
+    return window_result(df, window, pipeline=pipeline).output
+
+
+def dead_letters(prepared: DataFrame, source: str) -> DataFrame:
+    """The rejected rows of a prepared DataFrame, in the dead-letter shape."""
+    originals = [c for c in prepared.columns if not c.startswith(PREFIX)]
+    file = F.nullif(F.input_file_name(), F.lit(""))
+    return prepared.where(F.col(REASON).isNotNull()).select(
+        F.col(REASON).alias("reason"), F.lit(source).alias("source"), file.alias("source_file"),
+        F.to_json(F.struct(*originals)).alias("row_json"))

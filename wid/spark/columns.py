@@ -1,0 +1,48 @@
+"""Internal column names and small expression helpers for the Spark plans.
+
+Internal columns start with ``_wid_``; input columns with that prefix are
+refused up front, so they never collide.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+PREFIX = "_wid_"
+TS = "_wid_ts"          # event time, epoch microseconds (long)
+REASON = "_wid_reason"  # why a row is rejected (null for good rows)
+PANE = "_wid_pane"      # pane index
+WID = "_wid_w"          # window id
+RANK = "_wid_rank"      # 0-based rank (count and rolling windows)
+
+
+def lit_long(value: int) -> Column:
+    """A bigint literal (Spark would type small ints as int)."""
+    return F.lit(value).cast("long")
+
+
+def floor_div(col: Column, divisor: int) -> Column:
+    """``floor(col / divisor)`` for a positive integer divisor, exact on longs
+    (Spark's ``div`` truncates toward zero; ``pmod`` is never negative)."""
+    if divisor <= 0:
+        raise ValueError(f"divisor must be positive, got {divisor}")
+    if divisor == 1:
+        return col.cast("long")
+    return ((col - F.pmod(col, lit_long(divisor))) / lit_long(divisor)).cast("long")
+
+
+def ceil_div(col: Column, divisor: int) -> Column:
+    """``ceil(col / divisor)`` for a positive integer divisor, on longs."""
+    return -floor_div(-col, divisor)
+
+
+def timestamp_us(col: Column) -> Column:
+    """Epoch microseconds to a Spark TimestampType (UTC)."""
+    return F.timestamp_micros(col)
+
+
+def long_range(lo: Column, hi: Column) -> Column:
+    """The array ``[lo, lo+1, ..., hi]``, or an empty array when ``lo > hi``
+    (Spark's `sequence` would count down instead)."""
+    return F.when(lo <= hi, F.sequence(lo, hi)).otherwise(F.array().cast("array<bigint>"))

@@ -1,0 +1,163 @@
+"""Merging panes into windows in O(n): the pane stage of DESIGN.md section 6.
+
+A *pane* is a tumbling partial aggregate. A window that is the union of
+`length` consecutive panes, starting every `hop` panes, is computed without
+copying panes into windows, by van Herk and Gil-Werman's block decomposition:
+
+- cut the pane axis into blocks of `length` panes; any window spans at most
+  two consecutive blocks, block b and b+1;
+- per block, a running *prefix* merge (ascending) and a running *suffix*
+  merge (descending): window ``[s, e]`` = suffix of block b from s, merged
+  with prefix of block b+1 up to e;
+- each pane row q contributes its suffix merge to the windows whose start
+  falls after the previous non-empty pane of its block, up to q, and its
+  prefix merge to the windows whose end falls from q up to before the next
+  non-empty pane (windows that start in the previous block only);
+- a ``groupBy(keys, window)`` merges the at most two contributions.
+
+Every non-empty window gets exactly one suffix and/or one prefix
+contribution, so sums are never double counted, and the number of rows after
+the explode is at most twice the number of output windows. Sorting, running
+frames and the final aggregate are all O(panes); nothing grows with
+``length / hop``. With the input partitioned by the keys, no stage after the
+pane aggregate shuffles.
+
+Landmark (cumulative) windows are prefixes of their period and need only the
+prefix pass (`cumulative`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import Window as W
+from pyspark.sql import functions as F
+
+from wid.aggregates.spark import Getter, SparkAgg, value
+from wid.spark.columns import PANE, WID, ceil_div, floor_div, lit_long, long_range
+
+BLK = "_wid_blk"
+PREV = "_wid_prev"
+NEXT = "_wid_next"
+ROLE = "_wid_suffix"
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Windows in pane units: window w covers panes
+    ``[w*hop + offset, w*hop + offset + length)``."""
+
+    length: int
+    hop: int
+    offset: int = 0
+
+
+def field(i: int, name: str, stage: str = "p") -> str:
+    """The column of field `name` of aggregation i at `stage`."""
+    return f"_wid_{stage}{i}_{name}"
+
+
+def partials(df: DataFrame, keys: Sequence[str], bucket: Column, aggs: Sequence[SparkAgg],
+             name: str = PANE) -> DataFrame:
+    """``groupBy(keys, bucket)`` computing every aggregation's partial fields;
+    the bucket column is named `name`."""
+    exprs = [e.alias(field(i, k)) for i, a in enumerate(aggs) for k, e in a.partial().items()]
+    return df.groupBy(*keys, bucket.alias(name)).agg(*exprs)
+
+
+def _getter(i: int, stage: str) -> Getter:
+    return lambda name: F.col(field(i, name, stage))
+
+
+def _running(panes: DataFrame, keys: Sequence[str], block: Column, aggs: Sequence[SparkAgg],
+             descending: bool) -> tuple[DataFrame, dict[int, list[str]]]:
+    """Add per-block shift constants, lag/lead and running prefix merges
+    (and suffix merges when `descending`)."""
+    asc = W.partitionBy(*keys, BLK).orderBy(PANE)
+    run_asc = asc.rowsBetween(W.unboundedPreceding, W.currentRow)
+    df = panes.withColumn(BLK, block)
+    whole = asc.rowsBetween(W.unboundedPreceding, W.unboundedFollowing)  # shifts are constant per block
+    shifts = [e.over(whole).alias(field(i, k)) for i, a in enumerate(aggs)
+              for k, e in a.shift(_getter(i, "p")).items()]
+    if shifts:
+        df = df.select("*", *shifts)
+    names: dict[int, list[str]] = {}
+    pre = []
+    for i, a in enumerate(aggs):
+        running = a.running(_getter(i, "p"))
+        names[i] = list(running)
+        pre += [e.over(run_asc).alias(field(i, k, "pre")) for k, e in running.items()]
+    df = df.select("*", F.lag(PANE).over(asc).alias(PREV), F.lead(PANE).over(asc).alias(NEXT), *pre)
+    if descending:
+        run_desc = W.partitionBy(*keys, BLK).orderBy(F.desc(PANE)).rowsBetween(W.unboundedPreceding, W.currentRow)
+        suf = [e.over(run_desc).alias(field(i, k, "suf")) for i, a in enumerate(aggs)
+               for k, e in a.running(_getter(i, "p")).items()]
+        df = df.select("*", *suf)
+    return df, names
+
+
+def _settled(aggs: Sequence[SparkAgg], names: dict[int, list[str]], role: Column | None,
+             stage: str = "c") -> list[Column]:
+    """Each aggregation's contribution fields, reading the suffix or the
+    prefix running merge by `role` (prefix only when `role` is None)."""
+    cols = []
+    for i, a in enumerate(aggs):
+        running = set(names[i])
+
+        def get(name: str, i: int = i, running: set[str] = running) -> Column:
+            if name not in running:
+                return F.col(field(i, name))  # a shift constant
+            pre = F.col(field(i, name, "pre"))
+            return pre if role is None else F.when(role, F.col(field(i, name, "suf"))).otherwise(pre)
+
+        cols += [e.alias(field(i, k, stage)) for k, e in a.settle(get).items()]
+    return cols
+
+
+def sliding(panes: DataFrame, keys: Sequence[str], geo: Geometry, aggs: Sequence[SparkAgg]) -> DataFrame:
+    """Windows of `geo` over pane partials (columns: keys, PANE, partial
+    fields). Returns keys, WID and each aggregation's combined fields
+    (``field(i, name, "m")``); finish them with `finished`."""
+    length, hop, off = geo.length, geo.hop, geo.offset
+    block = floor_div(F.col(PANE), length)
+    df, names = _running(panes, keys, block, aggs, descending=True)
+    q = F.col(PANE)
+    bstart = F.col(BLK) * lit_long(length)
+    prev = F.coalesce(F.col(PREV), bstart - 1)
+    nxt = F.least(F.coalesce(F.col(NEXT), bstart + length), bstart + length - 1)
+    # suffix role: window starts s = w*hop + off with prev < s <= q
+    suf = long_range(floor_div(prev - off, hop) + 1, floor_div(q - off, hop))
+    # prefix role: window ends e = s + length - 1 with q <= e <= min(next, block end) - 1
+    pre = long_range(ceil_div(q - off - length + 1, hop), floor_div(nxt - 1 - off - length + 1, hop))
+    df = df.select("*", F.explode(F.concat(suf, pre)).alias(WID))
+    role = (F.col(WID) * hop + off) >= bstart
+    df = df.select(*keys, F.col(WID), role.alias(ROLE), *_settled(aggs, names, role))
+    combined = [e.alias(field(i, k, "m")) for i, a in enumerate(aggs)
+                for k, e in a.combine(_getter(i, "c"), F.col(ROLE)).items()]
+    return df.groupBy(*keys, WID).agg(*combined)
+
+
+def cumulative(panes: DataFrame, keys: Sequence[str], period: int | None, last: Column,
+               aggs: Sequence[SparkAgg]) -> DataFrame:
+    """Landmark windows over pane partials: window w covers the panes of its
+    period up to w. `period` is the period length in panes (None: one
+    unbounded period); windows run up to pane `last`. Returns keys, WID and
+    the combined fields (``field(i, name, "m")``)."""
+    block = F.lit(0).cast("long") if period is None else floor_div(F.col(PANE), period)
+    df, names = _running(panes, keys, block, aggs, descending=False)
+    stop = F.coalesce(F.col(NEXT), last + 1)
+    if period is not None:
+        stop = F.least(stop, (F.col(BLK) + 1) * lit_long(period))
+    df = df.select("*", F.explode(long_range(F.col(PANE), F.least(stop, last + 1) - 1)).alias(WID))
+    return df.select(*keys, WID, *_settled(aggs, names, None, stage="m"))
+
+
+def finished(df: DataFrame, aggs: Sequence[SparkAgg], stage: str = "m", keep: Sequence[str] = ()) -> DataFrame:
+    """Select the `keep` columns and each aggregation's output value, named
+    by its alias. Stage ``"p"`` reads partial fields (direct evaluation),
+    stage ``"m"`` combined ones."""
+    def out(i: int, a: SparkAgg) -> Column:
+        return value(a, _getter(i, stage)) if stage == "p" else a.finish(_getter(i, stage))
+    return df.select(*keep, *[out(i, a).alias(a.agg.as_) for i, a in enumerate(aggs)])

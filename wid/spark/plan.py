@@ -1,0 +1,82 @@
+"""What every batch plan shares: the planning context, the chosen form (for
+`wid explain`), and output assembly in DESIGN.md section 3's column order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from wid.aggregates.spark import Inputs, SparkAgg, spark_agg
+from wid.spark.columns import TS, timestamp_us
+from wid.spec.aggregation import Aggregation
+from wid.spec.window import Window
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A compiled window stage: the output DataFrame, the execution `form`
+    and `why` it was chosen, and `notes` (costs, single-partition steps,
+    ways the configuration may lose data)."""
+
+    output: DataFrame
+    form: str
+    why: str
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class Ctx:
+    """Planning context: the window, the good rows (with `TS`), the pipeline
+    name used in error messages."""
+
+    window: Window
+    rows: DataFrame
+    pipeline: str = "wid"
+    notes: list[str] = field(default_factory=list)
+
+    def aggs(self, where: Column | None = None, extra: tuple[Aggregation, ...] = ()) -> list[SparkAgg]:
+        """The Spark forms of the window's aggregations, then `extra` hidden ones."""
+        types = {f.name: f.dataType for f in self.rows.schema.fields}
+        tb = F.col(self.window.tie_breaker) if self.window.tie_breaker else None
+        inputs = Inputs(types=types, ts_us=F.col(TS), tie_breaker=tb, where=where)
+        return [spark_agg(a, inputs) for a in (*self.window.aggregations, *extra)]
+
+    @property
+    def holistic(self) -> list[str]:
+        """Aliases of aggregations with no constant-size merge."""
+        return [a.as_ for a in self.window.aggregations if a.holistic]
+
+
+def where_label(start_us: Column, end_us: Column, pipeline: str) -> Column:
+    """``[start, end) for pipeline P`` with UTC ISO-8601 bounds, for cap errors."""
+    def iso(us: Column) -> Column:
+        return F.date_format(timestamp_us(us), "yyyy-MM-dd'T'HH:mm:ss'Z'")
+    return F.concat(F.lit("window ["), iso(start_us), F.lit(", "), iso(end_us), F.lit(f") for pipeline {pipeline}"))
+
+
+def assemble(df: DataFrame, window: Window, start_us: Column, end_us: Column, wid: Column | None = None) -> DataFrame:
+    """Window columns (timestamps), then the group columns, then the aliases."""
+    head = [timestamp_us(start_us).alias(window.window_start_column),
+            timestamp_us(end_us).alias(window.window_end_column)]
+    if wid is not None:
+        head.append(wid.cast("long").alias(window.window_id_column))
+    return df.select(*head, *window.key_columns, *[a.as_ for a in window.aggregations])
+
+
+def enforce_group_cap(out: DataFrame, window: Window, pipeline: str) -> DataFrame:
+    """Fail loudly when a window holds more groups than
+    `max_groups_per_window` (DESIGN.md section 5 message format)."""
+    cap = window.max_groups_per_window
+    if cap is None or window.kind == "rolling":
+        return out
+    from pyspark.sql import Window as W
+
+    start, end = window.window_start_column, window.window_end_column
+    per_window = F.count(F.lit(1)).over(W.partitionBy(start, end))
+    message = F.concat(
+        F.lit(f"window state cap hit: max_groups_per_window={cap} reached on window ["),
+        F.date_format(F.col(start), "yyyy-MM-dd'T'HH:mm:ss'Z'"), F.lit(", "),
+        F.date_format(F.col(end), "yyyy-MM-dd'T'HH:mm:ss'Z'"), F.lit(f") for pipeline {pipeline}"))
+    return out.where(F.when(per_window > cap, F.raise_error(message)).otherwise(F.lit(True)))

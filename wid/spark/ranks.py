@@ -1,0 +1,44 @@
+"""Ranks: the total order that count windows and `every_rows` count in.
+
+Order by `order_by` (default: the event time), then the `tie_breaker`, else
+every other input column in input order (those Spark can sort), so ranks are
+deterministic: rows equal on all of them are interchangeable. Matches
+`wid.semantics.ranks`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import Window as W
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from wid.spark.columns import PREFIX, RANK, TS
+from wid.spec.window import Window
+
+
+def _sortable(t: T.DataType) -> bool:
+    if isinstance(t, T.MapType | T.VariantType):
+        return False
+    if isinstance(t, T.ArrayType):
+        return _sortable(t.elementType)
+    if isinstance(t, T.StructType):
+        return all(_sortable(f.dataType) for f in t.fields)
+    return True
+
+
+def order_columns(df: DataFrame, window: Window) -> list[Column]:
+    """The rank order, ascending with NULLs first (Spark's default)."""
+    first = F.col(window.order_by or TS)
+    if window.tie_breaker:
+        return [first, F.col(window.tie_breaker)]
+    rest = [f.name for f in df.schema.fields if not f.name.startswith(PREFIX) and _sortable(f.dataType)]
+    return [first, *[F.col(c) for c in rest]]
+
+
+def with_rank(df: DataFrame, window: Window, partition: Sequence[str]) -> DataFrame:
+    """`df` plus `RANK`, the 0-based rank within each `partition`."""
+    spec = W.partitionBy(*partition).orderBy(*order_columns(df, window))
+    return df.withColumn(RANK, F.row_number().over(spec) - 1)

@@ -1,0 +1,45 @@
+"""Creating the Spark session wid runs on (DESIGN.md section 2: UTC)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from typing import Any
+
+from wid.errors import MissingDependencyError
+
+JAVA_FIX = "install OpenJDK 17 (Debian: apt-get install -y openjdk-17-jre-headless) or set JAVA_HOME"
+
+
+def check_java() -> str:
+    """The path of the `java` Spark will start, or MissingDependencyError."""
+    home = os.environ.get("JAVA_HOME")
+    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    if not java or not os.path.exists(java):
+        raise MissingDependencyError("Java (needed by Spark)", JAVA_FIX)
+    return java
+
+
+def spark_session(master: str | None = None, app_name: str = "wid", conf: dict[str, Any] | None = None) -> Any:
+    """Get or create a SparkSession with the session time zone set to UTC,
+    the UI off unless asked for, and Python workers on this interpreter.
+
+    `master` defaults to ``local[*]`` (the embedded default). Raises
+    MissingDependencyError when Java or PySpark is missing.
+    """
+    check_java()
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as err:
+        raise MissingDependencyError("PySpark", "pip install 'pyspark==4.3.0'") from err
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = (SparkSession.builder.appName(app_name).master(master or "local[*]")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false"))
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, str(value))
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
