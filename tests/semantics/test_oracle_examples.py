@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wid.semantics import evaluate
-from wid.semantics import reasons
+from wid.semantics import evaluate, reasons
 from wid.spec import Aggregation, Window
 
 S = 1_000_000  # one second in microseconds

@@ -9,7 +9,13 @@ from tests.strategies import windows
 from wid.errors import ConfigError
 from wid.spec import Aggregation, Punctuation, Window
 from wid.spec.pipeline import PipelineSpec, SinkSpec, SourceSpec
-from wid.spec.toml_io import dumps_pipeline, dumps_window, load_pipeline, loads_pipeline, loads_window
+from wid.spec.toml_io import (
+    dumps_pipeline,
+    dumps_window,
+    load_pipeline,
+    loads_pipeline,
+    loads_window,
+)
 
 
 @settings(max_examples=200, deadline=None)

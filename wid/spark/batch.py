@@ -86,4 +86,4 @@ def dead_letters(prepared: DataFrame, source: str) -> DataFrame:
     file = F.nullif(F.input_file_name(), F.lit(""))
     return prepared.where(F.col(REASON).isNotNull()).select(
         F.col(REASON).alias("reason"), F.lit(source).alias("source"), file.alias("source_file"),
-        F.to_json(F.struct(*originals)).alias("row_json"))
+        F.to_json(F.struct(*originals), {"ignoreNullFields": "false"}).alias("row_json"))

@@ -79,4 +79,24 @@ def enforce_group_cap(out: DataFrame, window: Window, pipeline: str) -> DataFram
         F.lit(f"window state cap hit: max_groups_per_window={cap} reached on window ["),
         F.date_format(F.col(start), "yyyy-MM-dd'T'HH:mm:ss'Z'"), F.lit(", "),
         F.date_format(F.col(end), "yyyy-MM-dd'T'HH:mm:ss'Z'"), F.lit(f") for pipeline {pipeline}"))
-    return out.where(F.when(per_window > cap, F.raise_error(message)).otherwise(F.lit(True)))
+    checked = out.withColumn("_wid_groups", per_window)
+    return checked.where(F.when(F.col("_wid_groups") > cap, F.raise_error(message)).otherwise(F.lit(True))).drop(
+        "_wid_groups")
+
+
+def natural_key(window: Window, output_columns: list[str]) -> list[str]:
+    """The columns identifying an output row, for idempotent upserts.
+
+    ``(window_start, keys)`` for tumbling, hopping and session windows
+    (DESIGN.md section 7); ``(window_end, keys)`` for landmark windows, whose
+    windows in one period share their start; ``(window_id, keys)`` for count
+    windows; every input column for rolling windows (identical input rows
+    have identical outputs, and a keyed sink keeps one of them).
+    """
+    keys = list(window.key_columns)
+    if window.kind == "rolling":
+        aliases = {a.as_ for a in window.aggregations}
+        return [c for c in output_columns if c not in aliases]
+    first = {"landmark": window.window_end_column, "count": window.window_id_column}.get(
+        window.kind, window.window_start_column)
+    return [first, *keys]

@@ -37,7 +37,7 @@ def rolling(ctx: Ctx) -> Planned:
     values = []
     for a in aggs:
         fields = {k: e.over(frame) for k, e in a.partial().items()}
-        values.append(value(a, lambda k, fields=fields: fields[k]).alias(a.agg.as_))
+        values.append(value(a, fields.__getitem__).alias(a.agg.as_))
     out = rows.select("*", *values)
     if w.every_rows and w.every_rows > 1:
         out = out.where((F.col(RANK) + 1) % w.every_rows == 0)

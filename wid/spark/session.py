@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from typing import Any
@@ -21,12 +22,25 @@ def check_java() -> str:
     return java
 
 
+def local_cores(master: str) -> int | None:
+    """The cores of a ``local``, ``local[N]`` or ``local[*]`` master, else None."""
+    match = re.fullmatch(r"local(?:\[(\*|\d+)(?:,\d+)?\])?", master)
+    if not match:
+        return None
+    n = match.group(1)
+    if n is None:
+        return 1
+    return (os.cpu_count() or 1) if n == "*" else int(n)
+
+
 def spark_session(master: str | None = None, app_name: str = "wid", conf: dict[str, Any] | None = None) -> Any:
     """Get or create a SparkSession with the session time zone set to UTC,
     the UI off unless asked for, and Python workers on this interpreter.
 
-    `master` defaults to ``local[*]`` (the embedded default). Raises
-    MissingDependencyError when Java or PySpark is missing.
+    `master` defaults to ``local[*]`` (the embedded default). On a local
+    master, ``spark.sql.shuffle.partitions`` defaults to twice the cores:
+    Spark's 200 is sized for clusters and makes small local jobs slow.
+    Raises MissingDependencyError when Java or PySpark is missing.
     """
     check_java()
     try:
@@ -34,11 +48,16 @@ def spark_session(master: str | None = None, app_name: str = "wid", conf: dict[s
     except ImportError as err:
         raise MissingDependencyError("PySpark", "pip install 'pyspark==4.3.0'") from err
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = (SparkSession.builder.appName(app_name).master(master or "local[*]")
+    master = master or "local[*]"
+    conf = dict(conf or {})
+    cores = local_cores(master)
+    if cores is not None:
+        conf.setdefault("spark.sql.shuffle.partitions", str(2 * cores))
+    builder = (SparkSession.builder.appName(app_name).master(master)
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false"))
-    for key, value in (conf or {}).items():
+    for key, value in conf.items():
         builder = builder.config(key, str(value))
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")

@@ -1,0 +1,92 @@
+"""Bad rows go to the dead letter with a reason; bad configs are refused
+naming the field; caps fail loudly with the exact message."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pyspark.sql import functions as F
+
+import wid
+from wid.errors import ConfigError, StateCapError
+from wid.semantics import reasons
+from wid.spark.errors import translate
+from wid.spec import Aggregation, Window
+
+N = (Aggregation("count", as_="n"),)
+
+
+def test_unparseable_and_null_event_times_and_null_keys(spark: Any) -> None:
+    df = spark.createDataFrame([("2024-05-01T10:00:00Z", "a"), ("not a time", "a"), (None, "b"),
+                                ("2024-05-01T10:00:30Z", None)], "t string, k string")
+    w = Window(kind="tumbling", duration_ms=60_000, event_time_column="t", group_by=["k"], aggregations=N)
+    result = wid.window_result(df, w)
+    dead = {(r.reason, json.loads(r.row_json)["t"]) for r in result.dead_letter.collect()}
+    assert dead == {(reasons.UNPARSEABLE_EVENT_TIME, "not a time"), (reasons.NULL_EVENT_TIME, None),
+                    (reasons.null_key("k"), "2024-05-01T10:00:30Z")}
+    assert [(r.k, r.n) for r in result.output.collect()] == [("a", 1)]
+    counts = {r[0]: r[1] for r in result.prepared.groupBy("_wid_reason").count().collect()}
+    assert sum(counts.values()) == 4 and counts[None] == 1  # rows_in = rejected + aggregated
+
+
+def test_epoch_millis_and_string_millis(spark: Any) -> None:
+    df = spark.createDataFrame([(60_000, "1"), (119_999, "x")], "ms long, s string")
+    w = Window(kind="tumbling", duration_ms=60_000, event_time_column="ms", event_time_unit="ms", aggregations=N)
+    assert [r.n for r in wid.aggregate(df, w).collect()] == [2]
+    ws = Window(kind="tumbling", duration_ms=60_000, event_time_column="s", event_time_unit="ms", aggregations=N)
+    assert [r.reason for r in wid.window_result(df, ws).dead_letter.collect()] == [reasons.UNPARSEABLE_EVENT_TIME]
+
+
+@pytest.mark.parametrize(("kw", "field"), [
+    ({"group_by": ["nope"]}, "group_by"),
+    ({"event_time_column": "missing"}, "event_time_column"),
+    ({"aggregations": (Aggregation("sum", "zz", as_="s"),)}, "aggregations[0].column"),
+    ({"event_time_column": "k"}, "event_time_unit"),
+])
+def test_missing_or_mistyped_columns_name_the_field(spark: Any, kw: dict[str, Any], field: str) -> None:
+    df = spark.createDataFrame([(1, 2)], "t long, k long")
+    base: dict[str, Any] = {"kind": "tumbling", "duration_ms": 1000, "event_time_column": "t",
+                            "event_time_unit": "us", "aggregations": N}
+    base.update(kw)
+    if field == "event_time_unit":
+        base["event_time_unit"] = "timestamp"
+    with pytest.raises(ConfigError) as err:
+        wid.aggregate(df, Window(**base))
+    assert err.value.field == field
+
+
+def test_rolling_alias_colliding_with_input_is_refused(spark: Any) -> None:
+    df = spark.createDataFrame([(1, 2)], "t long, n long")
+    w = Window(kind="rolling", duration_ms=1000, event_time_column="t", event_time_unit="us", aggregations=N)
+    with pytest.raises(ConfigError) as err:
+        wid.aggregate(df, w)
+    assert err.value.field == "aggregations[0].as"
+
+
+def test_group_cap_fails_with_the_design_message(spark: Any) -> None:
+    df = spark.createDataFrame([(0, "a"), (1, "b"), (2, "c")], "t long, k string")
+    w = Window(kind="tumbling", duration_ms=60_000, event_time_column="t", event_time_unit="ms", group_by=["k"],
+               aggregations=N, max_groups_per_window=2)
+    with pytest.raises(Exception) as err:
+        wid.aggregate(df, w, pipeline="events-clean").collect()
+    cap = translate(err.value)
+    assert isinstance(cap, StateCapError)
+    assert str(cap) == ("window state cap hit: max_groups_per_window=2 reached on window "
+                        "[1970-01-01T00:00:00Z, 1970-01-01T00:01:00Z) for pipeline events-clean")
+
+
+def test_exact_distinct_cap_fails_loudly(spark: Any) -> None:
+    df = spark.range(5).select(F.lit(0).alias("t"), F.col("id").alias("v"))
+    agg = Aggregation("count_distinct", "v", as_="d", mode="exact", max_distinct_values_per_group=4)
+    w = Window(kind="tumbling", duration_ms=60_000, event_time_column="t", event_time_unit="ms", aggregations=(agg,))
+    with pytest.raises(Exception) as err:
+        wid.aggregate(df, w, pipeline="p").collect()
+    cap = translate(err.value)
+    assert isinstance(cap, StateCapError)
+    assert "max_distinct_values_per_group=4 reached by aggregation 'd'" in str(cap)
+    assert "[1970-01-01T00:00:00Z, 1970-01-01T00:01:00Z) for pipeline p" in str(cap)
+    ok = Window(kind="tumbling", duration_ms=60_000, event_time_column="t", event_time_unit="ms",
+                aggregations=(Aggregation("count_distinct", "v", as_="d", mode="exact", max_distinct_values_per_group=5),))
+    assert [r.d for r in wid.aggregate(df, ok).collect()] == [5]

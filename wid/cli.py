@@ -1,0 +1,169 @@
+"""The `wid` command line: run, validate and explain pipelines; check the
+machine with `doctor`.
+
+Errors a user can cause print one clear message and exit with status 2;
+``--debug`` shows the stack trace instead.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from wid.errors import WidError
+from wid.spec.toml_io import load_pipeline
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="wid: window aggregates for Apache Spark (tumbling, hopping, session, count, rolling, landmark).")
+console = Console()
+err_console = Console(stderr=True, soft_wrap=True)
+T = TypeVar("T")
+
+PipelineArg = Annotated[Path, typer.Argument(help="The pipeline TOML file.")]
+DebugOpt = Annotated[bool, typer.Option("--debug", help="Show stack traces.")]
+
+
+def _guard(debug: bool, action: Callable[[], T]) -> T:
+    """Run `action`, turning wid errors into one message and exit status 2."""
+    try:
+        return action()
+    except WidError as err:
+        if debug:
+            raise
+        err_console.print(f"[bold red]error:[/] {err}")
+        raise typer.Exit(2) from None
+
+
+@app.command()
+def validate(pipeline: PipelineArg, debug: DebugOpt = False) -> None:
+    """Check a pipeline file without starting Spark."""
+    spec = _guard(debug, lambda: load_pipeline(pipeline))
+    w = spec.window
+    console.print(f"[green]ok[/]: pipeline [bold]{spec.name}[/], {w.kind} window, "
+                  f"{len(w.aggregations)} aggregation(s), source {spec.source.format}, target {spec.target.kind}")
+
+
+@app.command()
+def run(pipeline: PipelineArg, debug: DebugOpt = False,
+        master: Annotated[str | None, typer.Option(help="Spark master, e.g. local[2] (overrides [spark] master).")] = None,
+        quiet: Annotated[bool, typer.Option("--quiet", help="No progress display.")] = False) -> None:
+    """Run a batch pipeline: source -> [transform] sql -> window -> target."""
+    from wid.pipeline import preview, run_pipeline, session_for
+    from wid.progress import SparkProgress
+
+    spec = _guard(debug, lambda: load_pipeline(pipeline))
+    if master:
+        from dataclasses import replace
+
+        spec = replace(spec, spark={**spec.spark, "master": master})
+    for note in _parquet_warnings(spec):
+        err_console.print(f"[yellow]warning:[/] {note}")
+
+    def go() -> Any:
+        with console.status("starting Spark", spinner="dots"):
+            spark = session_for(spec)
+        with SparkProgress(spark, console, enabled=not quiet and console.is_terminal) as progress:
+            report = run_pipeline(spec, spark, step=progress.step)
+        return report, preview(spec, spark)
+
+    report, rows = _guard(debug, go)
+    _print_report(report, rows)
+    if not report.identity_holds:
+        err_console.print("[bold red]accounting identity violated[/]")
+        raise typer.Exit(1)
+
+
+def _parquet_warnings(spec: Any) -> list[str]:
+    return [f"{role} is Parquet in append mode: a rerun or restart writes its rows again"
+            for role, sink in (("target", spec.target), ("dead_letter", spec.dead_letter))
+            if sink.kind == "parquet" and sink.mode == "append"]
+
+
+def _print_report(report: Any, rows: list[dict[str, Any]]) -> None:
+    table = Table(title=f"pipeline {report.pipeline}: {report.form}", show_header=False)
+    table.add_row("rows in", f"{report.rows_in:,}")
+    table.add_row("rows aggregated", f"{report.rows_aggregated:,}")
+    table.add_row("rows rejected (dead letter)", f"{report.rows_rejected:,}")
+    for reason, n in sorted(report.rejected_by_reason.items()):
+        table.add_row(f"  {reason}", f"{n:,}")
+    table.add_row("rows late (dropped / dead letter)", f"{report.rows_late_dropped:,} / {report.rows_late_dlq:,}")
+    ok = "[green]holds[/]" if report.identity_holds else "[red]VIOLATED[/]"
+    table.add_row("rows in = rejected + late + aggregated",
+                  f"{report.rows_in:,} = {report.rows_rejected:,} + "
+                  f"{report.rows_late_dropped + report.rows_late_dlq:,} + {report.rows_aggregated:,}  {ok}")
+    table.add_row("windows written", f"{report.windows_emitted:,}" if report.windows_emitted is not None else "?")
+    table.add_row("results", report.target)
+    table.add_row("dead letters", report.dead_letter)
+    table.add_row("elapsed", f"{report.elapsed_s:.1f} s")
+    console.print(table)
+    if rows:
+        preview = Table(title=f"first rows of {report.target}")
+        for name in rows[0]:
+            preview.add_column(name)
+        for r in rows:
+            preview.add_row(*[f"{v:.3f}" if isinstance(v, float) else str(v) for v in r.values()])
+        console.print(preview)
+
+
+@app.command()
+def explain(pipeline: PipelineArg, debug: DebugOpt = False,
+            plan: Annotated[bool, typer.Option("--plan", help="Also print Spark's full physical plan.")] = False) -> None:
+    """Say how each stage runs and why, its state bound, and how data may be lost."""
+    from wid.pipeline import compile_pipeline, session_for
+    from wid.spark.explain import explain as explain_stage
+
+    spec = _guard(debug, lambda: load_pipeline(pipeline))
+
+    def go() -> Any:
+        with console.status("starting Spark and reading the source schema", spinner="dots"):
+            spark = session_for(spec)
+            return explain_stage(compile_pipeline(spark, spec), spec.window, spec)
+
+    ex = _guard(debug, go)
+    console.print(f"[bold]pipeline {spec.name}[/]")
+    console.print(f"  source: {spec.source.format} -> "
+                  f"{'[transform] sql -> ' if spec.transform_sql else ''}window -> {spec.target.kind}")
+    console.print(f"  window stage ({ex.kind}): [bold]{ex.form}[/]")
+    console.print(f"    why: {ex.why}")
+    for note in ex.notes:
+        console.print(f"    note: {note}")
+    console.print(f"    state: {ex.state}")
+    ops = ", ".join(f"{n} {op}" for op, n in sorted(ex.operators.items()))
+    console.print(f"    Spark operators: {ops} ({ex.operators.get('Exchange', 0)} shuffle(s))")
+    console.print("  may lose or duplicate data:" if ex.warnings else "  may lose or duplicate data: no")
+    for w in ex.warnings:
+        console.print(f"    - {w}")
+    if plan:
+        console.print(ex.physical_plan)
+
+
+@app.command()
+def doctor() -> None:
+    """Check Java, Spark, PySpark and the optional packages."""
+    from wid.doctor import checks
+
+    table = Table(title="wid doctor")
+    for col in ("check", "status", "found", "fix"):
+        table.add_column(col)
+    all_ok = True
+    for c in checks():
+        all_ok &= c.ok
+        table.add_row(c.name, "[green]ok[/]" if c.ok else "[red]missing[/]", c.found, c.fix)
+    console.print(table)
+    if not all_ok:
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app(prog_name="wid")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

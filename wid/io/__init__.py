@@ -1,0 +1,1 @@
+"""Sources, sinks and the dead-letter output (DESIGN.md section 7)."""
