@@ -41,7 +41,7 @@ def make(**kw: Any) -> Window:
         ({"aggregations": (N[0], Aggregation("sum", "v", as_="n"))}, "aggregations[1].as", "collides with the alias"),
         ({"aggregations": ()}, "aggregations", "at least one"),
         ({"partition_by": ["p"]}, "partition_by", "not used by kind = 'tumbling'"),
-        ({"kind": "count", "duration_ms": None, "size_rows": 3, "hop_rows": 4}, "hop_rows", "larger than size_rows"),
+        ({"kind": "count", "duration_ms": None, "size_rows": 3, "hop_rows": 4}, "hop_rows", "longer than size_rows"),
         ({"kind": "landmark", "duration_ms": None, "hop_ms": 1000, "landmark_ms": 0, "max_duration_ms": 2500},
          "max_duration_ms", "not a multiple"),
         ({"kind": "landmark", "duration_ms": None, "hop_ms": 1000}, "landmark_ms", "requires"),

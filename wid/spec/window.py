@@ -234,15 +234,17 @@ def _validate_numbers(w: Window) -> None:
             raise ConfigError(name, f"must not be negative, got {value}")
 
 
+def _hop_within(w: Window, hop: str, length: str) -> None:
+    """A hop longer than the window leaves rows in no window (Bytewax's rule)."""
+    h, d = getattr(w, hop), getattr(w, length)
+    if h is not None and d is not None and h > d:
+        raise ConfigError(hop, f"{hop} = {h} is longer than {length} = {d}; there would be gaps "
+                          "between windows where rows belong to no window", f"make {hop} <= {length}")
+
+
 def _validate_kind_rules(w: Window) -> None:
-    if w.kind == "hopping" and w.hop_ms is not None and w.duration_ms is not None:
-        if w.hop_ms > w.duration_ms:
-            raise ConfigError(
-                "hop_ms",
-                f"hop_ms = {w.hop_ms} is longer than duration_ms = {w.duration_ms}; "
-                "there would be gaps between windows where rows belong to no window",
-                "make hop_ms <= duration_ms",
-            )
+    if w.kind == "hopping":
+        _hop_within(w, "hop_ms", "duration_ms")
     if w.kind == "session" and (w.gap_ms is None) == (w.gap_column is None):
         raise ConfigError(
             "gap_ms", "kind = 'session' needs exactly one of `gap_ms` or `gap_column`",
@@ -250,14 +252,8 @@ def _validate_kind_rules(w: Window) -> None:
         )
     if w.gap_column is not None:
         check_name("gap_column", w.gap_column)
-    if w.kind == "count" and w.hop_rows is not None and w.size_rows is not None:
-        if w.hop_rows > w.size_rows:
-            raise ConfigError(
-                "hop_rows",
-                f"hop_rows = {w.hop_rows} is larger than size_rows = {w.size_rows}; "
-                "some rows would belong to no window",
-                "make hop_rows <= size_rows",
-            )
+    if w.kind == "count":
+        _hop_within(w, "hop_rows", "size_rows")
     if w.kind == "landmark" and w.max_duration_ms is not None and w.hop_ms is not None:
         if w.max_duration_ms % w.hop_ms:
             raise ConfigError(

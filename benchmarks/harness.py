@@ -1,0 +1,67 @@
+"""Benchmark helpers: one Spark session, synthetic data, timed runs.
+
+Timings are wall-clock seconds of a query written to Spark's ``noop`` sink,
+which forces every output column to be computed (a ``count()`` would let
+Spark prune unused aggregates). Each query runs once to warm up, then
+`repeats` times; the median is reported.
+"""
+
+from __future__ import annotations
+
+import platform
+import statistics
+import subprocess
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from wid.spark.session import spark_session
+
+DAY_US = 86_400_000_000
+
+
+def session(master: str = "local[2]", shuffle_partitions: int = 4) -> Any:
+    """The benchmark session (driver memory is set before the JVM starts)."""
+    return spark_session(master=master, app_name="wid-bench", conf={
+        "spark.sql.shuffle.partitions": shuffle_partitions, "spark.driver.memory": "8g"})
+
+
+def events(spark: Any, rows: int, keys: int, seed: int = 1) -> DataFrame:
+    """`rows` events with uniform event times over one day (epoch microseconds
+    `ts_us` and timestamp `ts`), `keys` integer keys `k` and a double `v`;
+    cached and materialised so generation is not timed."""
+    df = spark.range(rows).select(
+        (F.rand(seed) * DAY_US).cast("long").alias("ts_us"),
+        (F.rand(seed + 1) * keys).cast("int").alias("k"),
+        F.rand(seed + 2).alias("v"),
+    ).withColumn("ts", F.timestamp_micros("ts_us")).cache()
+    df.count()
+    return df
+
+
+def run_noop(df: DataFrame) -> None:
+    df.write.format("noop").mode("overwrite").save()
+
+
+def timed(query: Callable[[], DataFrame], repeats: int = 3) -> dict[str, Any]:
+    """Warm up once, then time `repeats` runs; returns median and all runs."""
+    run_noop(query())
+    runs = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        run_noop(query())
+        runs.append(time.perf_counter() - started)
+    return {"median_s": statistics.median(runs), "runs_s": runs}
+
+
+def machine() -> str:
+    """A one-line description of this machine."""
+    try:
+        cpu = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
+        mem = subprocess.run(["free", "-g"], capture_output=True, text=True).stdout.split("\n")[1].split()[1]
+    except (OSError, IndexError):
+        cpu, mem = "?", "?"
+    return f"{platform.machine()}, {cpu} cores, {mem} GiB, {platform.python_version()}, {platform.system()}"

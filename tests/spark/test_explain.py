@@ -1,0 +1,52 @@
+"""`wid explain` facts: state bounds, warnings, chosen forms."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import wid
+from wid.spark.explain import explain, state_bound, warnings
+from wid.spec import Aggregation, Window
+
+N = (Aggregation("count", as_="n"), Aggregation("count_distinct", "u", as_="d"))
+
+
+def test_state_bound_multiplies_windows_groups_and_state() -> None:
+    w = Window(kind="hopping", duration_ms=60_000, hop_ms=10_000, lateness_ms=20_000, event_time_column="t",
+               aggregations=N, max_groups_per_window=1000)
+    total, text = state_bound(w)
+    # (60 s + 20 s lateness) / 10 s hop = 8 windows; count 24 B + HLL 8 KiB per group
+    assert total == 8 * 1000 * (24 + 8192)
+    assert "8 active windows x 1000 groups" in text
+
+
+def test_state_bound_warns_above_one_gigabyte() -> None:
+    w = Window(kind="hopping", duration_ms=3_600_000, hop_ms=60_000, event_time_column="t", aggregations=N,
+               max_groups_per_window=10_000)
+    assert any("above 1 GB" in x for x in warnings(None, w))
+    med = Window(kind="tumbling", duration_ms=1000, event_time_column="t", aggregations=(Aggregation("med", "v", as_="m"),))
+    assert state_bound(med)[0] is None
+
+
+def test_explain_reports_the_form_and_operators(spark: Any) -> None:
+    df = spark.createDataFrame([(1, "a", 1.0)], "t long, k string, v double")
+    w = Window(kind="hopping", duration_ms=60_000, hop_ms=20_000, event_time_column="t", event_time_unit="ms",
+               group_by=["k"], aggregations=(Aggregation("sum", "v", as_="s"),))
+    ex = explain(wid.window_result(df, w), w)
+    assert ex.form.startswith("panes of 20000 ms")
+    assert ex.operators.get("Window", 0) >= 2 and ex.operators.get("Generate", 0) == 1
+    assert ex.operators.get("Exchange", 0) == 1  # one shuffle: everything after it stays in the key's partition
+
+
+def test_processing_time_stamps_arrival(spark: Any) -> None:
+    df = spark.createDataFrame([("a",), ("b",)], "k string")
+    w = Window(kind="tumbling", duration_ms=86_400_000, time_mode="processing", aggregations=(Aggregation("count", as_="n"),))
+    assert [r.n for r in wid.aggregate(df, w).collect()] == [2]
+
+
+def test_doctor_reports_the_pinned_spark() -> None:
+    from wid.doctor import checks
+
+    found = {c.name: c for c in checks()}
+    assert found["pyspark"].ok and found["pyspark"].found == "4.3.0"
+    assert found["Java 17"].ok
