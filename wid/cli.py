@@ -97,6 +97,8 @@ def _print_report(report: Any, rows: list[dict[str, Any]]) -> None:
     table.add_row("rows in = rejected + late + aggregated",
                   f"{report.rows_in:,} = {report.rows_rejected:,} + "
                   f"{report.rows_late_dropped + report.rows_late_dlq:,} + {report.rows_aggregated:,}  {ok}")
+    if report.punctuations:
+        table.add_row("punctuations (not data, not aggregated)", f"{report.punctuations:,}")
     table.add_row("windows written", f"{report.windows_emitted:,}" if report.windows_emitted is not None else "?")
     table.add_row("results", report.target)
     table.add_row("dead letters", report.dead_letter)

@@ -40,6 +40,7 @@ class RunReport:
     elapsed_s: float
     rows_late_dropped: int = 0
     rows_late_dlq: int = 0
+    punctuations: int = 0
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -89,6 +90,7 @@ def run_pipeline(spec: PipelineSpec, spark: SparkSession | None = None,
     try:
         step("reading and checking rows")
         counts = _counts(prepared)
+        punctuations = result.punctuations.count() if result.punctuations is not None else 0
         step(f"writing results to {sinks.describe(spec.target, spec.base_dir)}")
         output = result.output
         key = natural_key(spec.window, output.columns)
@@ -109,7 +111,8 @@ def run_pipeline(spec: PipelineSpec, spark: SparkSession | None = None,
         pipeline=spec.name, rows_in=sum(counts.values()), rows_rejected=sum(rejected.values()),
         rows_aggregated=counts.get(None, 0), rejected_by_reason=rejected, windows_emitted=written,
         target=sinks.describe(spec.target, spec.base_dir), dead_letter=sinks.describe(spec.dead_letter, spec.base_dir),
-        form=result.planned.form, elapsed_s=time.monotonic() - started, notes=result.planned.notes)
+        form=result.planned.form, elapsed_s=time.monotonic() - started, punctuations=punctuations,
+        notes=result.planned.notes)
 
 
 def preview(spec: PipelineSpec, spark: SparkSession, rows: int = 8) -> list[dict[str, Any]]:

@@ -90,3 +90,23 @@ def test_exact_distinct_cap_fails_loudly(spark: Any) -> None:
     ok = Window(kind="tumbling", duration_ms=60_000, event_time_column="t", event_time_unit="ms",
                 aggregations=(Aggregation("count_distinct", "v", as_="d", mode="exact", max_distinct_values_per_group=5),))
     assert [r.d for r in wid.aggregate(df, ok).collect()] == [5]
+
+
+def test_punctuations_are_never_aggregated(spark: Any) -> None:
+    from tests.spark.compare import assert_same, collect
+    from wid.semantics import evaluate
+    from wid.spec import Punctuation
+
+    rows = [{"t": 1_000, "seg": "s1", "speed": 50.0, "kind": "data"},
+            {"t": 2_000, "seg": "s1", "speed": 70.0, "kind": "data"},
+            {"t": 59_000, "seg": "s1", "speed": None, "kind": "punct"},
+            {"t": 61_000, "seg": "s2", "speed": 30.0, "kind": "data"}]
+    df = spark.createDataFrame([tuple(r.values()) for r in rows], "t long, seg string, speed double, kind string")
+    aggs = (Aggregation("count", as_="n"), Aggregation("min", "speed", as_="lo"))
+    w = Window(kind="hopping", duration_ms=120_000, hop_ms=60_000, event_time_column="t", event_time_unit="ms",
+               group_by=["seg"], aggregations=aggs, punctuation=Punctuation("kind = 'punct'", scope=("seg",)))
+    result = wid.window_result(df, w)
+    data = [r for r in rows if r["kind"] != "punct"]
+    assert_same(collect(result.output, w), evaluate(data, w).rows, w)
+    assert result.punctuations is not None and result.punctuations.count() == 1
+    assert result.prepared.count() == 3  # rows_in counts data rows only

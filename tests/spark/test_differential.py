@@ -46,10 +46,23 @@ NO_SHRINK = [Phase.explicit, Phase.reuse, Phase.generate]
 SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck), phases=NO_SHRINK)
 
 
-@pytest.mark.parametrize("kind", ["tumbling", "hopping", "session", "count", "rolling", "landmark"])
+# Hopping, count and landmark windows merge panes either vectorised (Arrow)
+# or inside Spark; both are checked.
+KINDS = [("tumbling", "arrow"), ("session", "arrow"), ("rolling", "arrow"),
+         *[(k, m) for k in ("hopping", "count", "landmark") for m in ("arrow", "spark")]]
+
+
+@pytest.fixture
+def pane_merge(spark: Any, request: pytest.FixtureRequest) -> Any:
+    spark.conf.set("spark.wid.paneMerge", request.param)
+    yield request.param
+    spark.conf.unset("spark.wid.paneMerge")
+
+
+@pytest.mark.parametrize(("kind", "pane_merge"), KINDS, indirect=["pane_merge"])
 @SETTINGS
 @given(data=st.data())
-def test_spark_equals_oracle(spark: Any, kind: str, data: st.DataObject) -> None:
+def test_spark_equals_oracle(spark: Any, kind: str, pane_merge: str, data: st.DataObject) -> None:
     window = data.draw(windows(kinds=(kind,), n_aggs=4))
     rows = data.draw(datasets())
     check_against_oracle(spark, rows, SCHEMA, window)
@@ -82,10 +95,11 @@ PARAMS = {
 
 
 @pytest.mark.parametrize("holistic", [False, True])
-@pytest.mark.parametrize("kind", list(PARAMS))
+@pytest.mark.parametrize(("kind", "pane_merge"), KINDS, indirect=["pane_merge"])
 @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck), phases=NO_SHRINK)
 @given(rows=datasets(max_rows=60))
-def test_every_aggregation_on_every_kind(spark: Any, kind: str, holistic: bool, rows: list[dict[str, Any]]) -> None:
+def test_every_aggregation_on_every_kind(spark: Any, kind: str, pane_merge: str, holistic: bool,
+                                         rows: list[dict[str, Any]]) -> None:
     params = dict(PARAMS[kind])
     params.setdefault("group_by", ("k1",))
     window = Window(kind=kind, event_time_column="ts", event_time_unit="us",

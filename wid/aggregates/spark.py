@@ -33,6 +33,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from wid.spark.pane_merge import FieldOp
 from wid.spec.aggregation import Aggregation
 
 Fields = dict[str, Column]
@@ -83,6 +84,15 @@ class SparkAgg:
 
     def shift(self, f: Getter) -> Fields:
         return {}
+
+    def vector_ops(self, name: Callable[[str, str], str]) -> list[FieldOp] | None:
+        """The fields' ops for the vectorised pane merge (`wid.spark.pane_merge`);
+        `name(field, stage)` gives column names. None when a field can only
+        merge inside the JVM (HLL sketches) or not at all (holistic)."""
+        ops = self._merge_ops()
+        if "hll" in ops.values():
+            return None
+        return [FieldOp(op, (name(k, "p"),), (name(k, "m"),)) for k, op in ops.items()]
 
     def running(self, f: Getter) -> Fields:
         return {k: _merge(op, f(k)) for k, op in self._merge_ops().items()}
@@ -143,7 +153,8 @@ class Avg(SparkAgg):
             both = self.x.isNotNull() & self.y.isNotNull()
             x, w = self.x.cast("double"), self.y.cast("double")
             return {"s": F.sum(F.when(both, x * w)), "n": F.sum(F.when(both, w))}
-        return {"s": F.sum(self.x.cast("double")), "n": F.count(self.x)}
+        x = self.x if isinstance(self.inputs.types.get(self.agg.column or ""), T.DoubleType) else self.x.cast("double")
+        return {"s": F.sum(x), "n": F.count(self.x)}
 
     def _merge_ops(self) -> dict[str, str]:
         return {"s": "sum", "n": "sum"}
@@ -212,6 +223,9 @@ class Holistic(SparkAgg):
 
     def _merge_ops(self) -> dict[str, str]:
         raise TypeError(f"'{self.agg.agg}' is holistic and has no merge form")
+
+    def vector_ops(self, name: Callable[[str, str], str]) -> list[FieldOp] | None:
+        return None
 
     def finish(self, f: Getter) -> Column:
         if self.agg.agg != "count_distinct":
@@ -307,6 +321,11 @@ class Moments(SparkAgg):
 
     def _merge_ops(self) -> dict[str, str]:
         raise TypeError("moments merge through running/settle/combine")
+
+    def vector_ops(self, name: Callable[[str, str], str]) -> list[FieldOp] | None:
+        ins = ["n", "mx", "vx"] + (["my", "vy", "vxy"] if self.paired else [])
+        outs = ["n", "qx"] + (["qy", "cxy"] if self.paired else [])
+        return [FieldOp("moments", tuple(name(k, "p") for k in ins), tuple(name(k, "m") for k in outs))]
 
     def finish(self, f: Getter) -> Column:
         n = f("n").cast("double")

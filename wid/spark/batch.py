@@ -35,15 +35,19 @@ class WindowResult:
     - `dead_letter`: rejected rows: ``reason`` (string), ``source``
       (string), ``source_file`` (string or NULL), ``row_json`` (the
       original row as JSON).
-    - `prepared`: the input with wid's ``_wid_reason`` column, for counting
-      (accounting identity, DESIGN.md section 5).
+    - `prepared`: the data rows with wid's ``_wid_reason`` column, for
+      counting (accounting identity, DESIGN.md section 5).
     - `planned`: the execution form, why, and notes, for `wid explain`.
+    - `punctuations`: the rows the window's punctuation predicate marks.
+      They are never aggregated and are not data rows: in batch every
+      window is complete at the end of input, so they close nothing.
     """
 
     output: DataFrame
     dead_letter: DataFrame
     prepared: DataFrame
     planned: Planned
+    punctuations: DataFrame | None = None
 
 
 def window_result(df: DataFrame, window: Window, *, pipeline: str = "wid", source: str = "source") -> WindowResult:
@@ -63,12 +67,16 @@ def window_result(df: DataFrame, window: Window, *, pipeline: str = "wid", sourc
     """
     if df.isStreaming:
         raise WidError("wid.aggregate does not run streaming DataFrames yet: batch only in this release")
+    punctuations = None
+    if window.punctuation is not None:
+        marked = F.coalesce(F.expr(window.punctuation.predicate), F.lit(False))
+        punctuations, df = df.where(marked), df.where(~marked)
     prepared = prepare(df, window)
     good = prepared.where(F.col(REASON).isNull()).drop(REASON)
     planned = PLANS[window.kind](Ctx(window, good, pipeline))
     output = enforce_group_cap(planned.output, window, pipeline)
     planned = Planned(output, planned.form, planned.why, planned.notes)
-    return WindowResult(output, dead_letters(prepared, source), prepared, planned)
+    return WindowResult(output, dead_letters(prepared, source), prepared, planned, punctuations)
 
 
 def aggregate(df: DataFrame, window: Window, *, pipeline: str = "wid") -> DataFrame:

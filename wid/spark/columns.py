@@ -29,7 +29,8 @@ def floor_div(col: Column, divisor: int) -> Column:
         raise ValueError(f"divisor must be positive, got {divisor}")
     if divisor == 1:
         return col.cast("long")
-    return ((col - F.pmod(col, lit_long(divisor))) / lit_long(divisor)).cast("long")
+    d = lit_long(divisor)
+    return F.call_function("div", col - F.pmod(col, d), d)
 
 
 def ceil_div(col: Column, divisor: int) -> Column:

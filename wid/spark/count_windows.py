@@ -48,9 +48,9 @@ def count_windows(ctx: Ctx) -> Planned:
     else:
         g = gcd(size, hop)
         geo = panes.Geometry(size // g, hop // g, hop // g - size // g)
-        merged = panes.sliding(panes.partials(rows, keys, floor_div(r, g), aggs), keys, geo, aggs)
+        merged, how = panes.sliding(panes.partials(rows, keys, floor_div(r, g), aggs), keys, geo, aggs)
         out = panes.finished(merged, aggs, keep=[*keys, WID])
-        form, why = f"ranks + panes of {g} rows + block prefix/suffix merge", "count windows overlap"
+        form, why = f"ranks + panes of {g} rows + {how}", "count windows overlap"
     out = out.where((F.col(WID) + 1) * hop <= F.col(NP))
     lo, hi = F.col(LO), F.col(HI)
     if w.group_by:

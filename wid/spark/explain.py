@@ -115,7 +115,7 @@ def explain(result: WindowResult, window: Window, spec: PipelineSpec | None = No
     plan = physical_plan(result.output)
     ops: dict[str, int] = {}
     for op in re.findall(r"\b(Exchange|Sort|Window|HashAggregate|ObjectHashAggregate|SortAggregate|Generate|"
-                         r"BroadcastExchange|BroadcastNestedLoopJoin|Expand)\b", plan):
+                         r"BroadcastExchange|BroadcastNestedLoopJoin|Expand|MapInArrow)\b", plan):
         ops[op] = ops.get(op, 0) + 1
     _, state = state_bound(window)
     batch_state = "batch: one partial per (group, pane), at most one per input row; nothing is kept between runs"

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
+from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 
 from wid.aggregates.spark import Inputs, SparkAgg, spark_agg
@@ -34,7 +35,6 @@ class Ctx:
     window: Window
     rows: DataFrame
     pipeline: str = "wid"
-    notes: list[str] = field(default_factory=list)
 
     def aggs(self, where: Column | None = None, extra: tuple[Aggregation, ...] = ()) -> list[SparkAgg]:
         """The Spark forms of the window's aggregations, then `extra` hidden ones."""
@@ -71,8 +71,6 @@ def enforce_group_cap(out: DataFrame, window: Window, pipeline: str) -> DataFram
     cap = window.max_groups_per_window
     if cap is None or window.kind == "rolling":
         return out
-    from pyspark.sql import Window as W
-
     start, end = window.window_start_column, window.window_end_column
     per_window = F.count(F.lit(1)).over(W.partitionBy(start, end))
     message = F.concat(

@@ -68,11 +68,11 @@ def hopping(ctx: Ctx) -> Planned:
                        f"{', '.join(ctx.holistic)} cannot merge panes in constant space",
                        (f"cost grows with duration/hop = {d / h:g}",))
     p = gcd(d, h)
-    rows = ctx.rows.repartition(*keys) if keys else ctx.rows
+    rows = panes.by_key(ctx.rows, keys)
     pane = floor_div(F.col(TS) - lit_long(o), p)
-    merged = panes.sliding(panes.partials(rows, keys, pane, aggs), keys, panes.Geometry(d // p, h // p), aggs)
+    merged, how = panes.sliding(panes.partials(rows, keys, pane, aggs), keys, panes.Geometry(d // p, h // p), aggs)
     out = panes.finished(merged, aggs, keep=[*keys, WID])
-    return Planned(assemble(out, w, start, start + d), f"panes of {p // 1000} ms + block prefix/suffix merge",
+    return Planned(assemble(out, w, start, start + d), f"panes of {p / 1000:g} ms + {how}",
                    "windows overlap: each row is aggregated once into its pane, panes merge in O(n)")
 
 
@@ -102,10 +102,10 @@ def landmark(ctx: Ctx) -> Planned:
         return Planned(assemble(out, w, start, end), "copy: each row into its windows",
                        f"{', '.join(ctx.holistic)} cannot merge panes in constant space",
                        ("cost grows with the number of windows per period",))
-    grouped = (rows.repartition(*keys) if keys else rows).groupBy(*keys, pane.alias(PANE)).agg(
+    grouped = panes.by_key(rows, keys).groupBy(*keys, pane.alias(PANE)).agg(
         F.max(last_col).alias(last_col),
         *[e.alias(panes.field(i, k)) for i, a in enumerate(aggs) for k, e in a.partial().items()])
-    merged = panes.cumulative(grouped, keys, None if m is None else m // h, F.col(last_col), aggs)
+    merged, how = panes.cumulative(grouped, keys, None if m is None else m // h, last_col, aggs)
     out = panes.finished(merged, aggs, keep=[*keys, WID])
-    return Planned(assemble(out, w, start, end), "hop panes + running prefix merge",
+    return Planned(assemble(out, w, start, end), f"hop panes + {how}",
                    "landmark windows are prefixes of their period")

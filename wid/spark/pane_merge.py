@@ -1,0 +1,301 @@
+"""Vectorised pane merge: pane partials in, window aggregates out, computed
+with NumPy and pyarrow over a whole partition at a time (`mapInArrow`).
+
+Python runs once per partition, never per row or per key: every step is an
+array operation over all the partition's panes and windows. This module runs
+on executors and imports only numpy, pyarrow and the standard library, so PySpark ships it by value and executors need no wid install.
+
+Algorithm, for panes sorted by (keys, pane):
+
+1. Enumerate each key's non-empty windows from its panes: pane q lies in
+   windows ``ceil((q - off - L + 1)/H) .. floor((q - off)/H)`` (sliding) or
+   ``q .. period end`` (cumulative); ranges of consecutive panes of a key
+   overlap, so each pane only adds windows past the previous pane's last.
+2. Map each window to the index range ``[i0, i1)`` of its panes
+   (`searchsorted` on a (key, pane) composite).
+3. Merge fields over the ranges in O(1) per window: prefix sums for sums
+   (int64 exactly, floats in long double), a sparse table of arg-min/arg-max
+   over ranks for min, max, first and last (any orderable type, ordered as
+   Spark orders it), and shifted prefix sums for central moments.
+
+Results equal the oracle's; see `wid.spark.panes` for the Spark-only form
+this replaces when all fields can merge here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+WID = "_wid_w"
+INT64_LIMIT = 9.2e18
+
+
+@dataclass(frozen=True)
+class FieldOp:
+    """One output field: `op` over input field(s).
+
+    ops: ``sum`` (one input), ``min``/``max`` (one input, any orderable
+    type), ``moments`` (inputs n, mx, vx[, my, vy, vxy]; outputs named in
+    `outputs`: n, qx[, qy, cxy])."""
+
+    op: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MergeSpec:
+    """What to merge. `kind` is ``sliding`` (window w covers panes
+    ``[w*hop + offset, w*hop + offset + length)``) or ``cumulative`` (window
+    w covers its period's panes up to w; `period` panes per period or None;
+    windows run to the pane in column `last`)."""
+
+    keys: tuple[str, ...]
+    pane: str
+    kind: str
+    fields: tuple[FieldOp, ...]
+    length: int = 1
+    hop: int = 1
+    offset: int = 0
+    period: int | None = None
+    last: str | None = None
+
+
+def _floor_div(a: np.ndarray, b: int) -> np.ndarray:
+    return np.asarray(np.floor_divide(a, b), dtype=np.int64)
+
+
+def _key_ids(tbl: pa.Table, keys: tuple[str, ...]) -> np.ndarray:
+    """0-based id of each row's key, for a table sorted by the keys."""
+    n = tbl.num_rows
+    changed = np.zeros(n, dtype=bool)
+    if n:
+        changed[0] = True
+    for k in keys:
+        col = tbl.column(k).combine_chunks()
+        if n > 1:
+            diff = pc.not_equal(col.slice(1), col.slice(0, n - 1))
+            changed[1:] |= diff.to_numpy(zero_copy_only=False).astype(bool)
+    return np.cumsum(changed) - 1
+
+
+def _windows(spec: MergeSpec, kid: np.ndarray, q: np.ndarray, last: int | None) -> tuple[np.ndarray, ...]:
+    """(row of a pane of the window's key, window id, first pane, last pane)."""
+    if spec.kind == "sliding":
+        length, hop, off = spec.length, spec.hop, spec.offset
+        lo = -_floor_div(-(q - off - length + 1), hop)
+        hi = _floor_div(q - off, hop)
+    else:
+        if last is None:
+            raise ValueError("cumulative windows need the last pane")
+        lo = q.copy()
+        hi = np.full_like(q, last)
+        if spec.period is not None:
+            hi = np.minimum(hi, (_floor_div(q, spec.period) + 1) * spec.period - 1)
+    same_key = np.zeros(len(q), dtype=bool)
+    same_key[1:] = kid[1:] == kid[:-1]
+    prev_hi = np.concatenate([[np.iinfo(np.int64).min], hi[:-1]])
+    lo = np.where(same_key, np.maximum(lo, prev_hi + 1), lo)
+    count = np.maximum(hi - lo + 1, 0)
+    row = np.repeat(np.arange(len(q)), count)
+    step = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+    wid = lo[row] + step
+    if spec.kind == "sliding":
+        first = wid * spec.hop + spec.offset
+        return row, wid, first, first + spec.length - 1
+    if spec.period is None:
+        first = np.full_like(wid, q.min())  # one unbounded period: from the first pane on
+    else:
+        first = _floor_div(wid, spec.period) * spec.period
+    return row, wid, first, wid
+
+
+def _ranges(kid: np.ndarray, q: np.ndarray, wkid: np.ndarray, first: np.ndarray,
+            last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index ranges [i0, i1) of the panes of each window, by binary search on
+    a (key, pane) composite; keys are processed in chunks that fit 62 bits."""
+    base = int(q.min())
+    span = max(int(q.max()) - base, int(last.max()) - base, 1) + 2
+    bits = int(span).bit_length()
+    per_chunk = 1 << max(0, 62 - bits)
+    i0 = np.empty(len(wkid), dtype=np.int64)
+    i1 = np.empty(len(wkid), dtype=np.int64)
+    lo_q = np.clip(first - base, -1, span) + 1
+    hi_q = np.clip(last - base, -1, span) + 1
+    for start in range(0, int(kid.max()) + 1, per_chunk):
+        rows = (kid >= start) & (kid < start + per_chunk)
+        wins = (wkid >= start) & (wkid < start + per_chunk)
+        offset = int(np.argmax(rows))
+        comp = (kid[rows] - start).astype(np.int64) * span + (q[rows] - base + 1)
+        wk = (wkid[wins] - start).astype(np.int64) * span
+        i0[wins] = offset + np.searchsorted(comp, wk + lo_q[wins], "left")
+        i1[wins] = offset + np.searchsorted(comp, wk + hi_q[wins], "right")
+    return i0, i1
+
+
+def _prefix(values: np.ndarray) -> np.ndarray:
+    return np.concatenate([np.zeros(1, dtype=values.dtype), np.cumsum(values)])
+
+
+def _sum(col: pa.ChunkedArray, i0: np.ndarray, i1: np.ndarray) -> pa.Array:
+    valid = ~col.is_null().to_numpy(zero_copy_only=False)
+    present = _prefix(valid.astype(np.int64))
+    nonnull = (present[i1] - present[i0]) > 0
+    if pa.types.is_integer(col.type):
+        raw = col.fill_null(0).to_numpy().astype(np.int64)
+        check = _prefix(raw.astype(np.float64))
+        if np.abs(check).max(initial=0) > INT64_LIMIT:
+            raise ArithmeticError("long overflow in a window sum (Spark's ANSI mode raises here too)")
+        total = _prefix(raw)
+        return pa.array(total[i1] - total[i0], type=pa.int64(), mask=~nonnull)
+    raw = col.fill_null(0).to_numpy().astype(np.float64)
+    finite = np.isfinite(raw)
+    total = _prefix(np.where(finite, raw, 0).astype(np.longdouble))
+    result = (total[i1] - total[i0]).astype(np.float64)
+    # Infinities and NaN follow IEEE addition, which prefix differences cannot.
+    pos, neg, nan = (_prefix(m.astype(np.int64)) for m in (raw == np.inf, raw == -np.inf, np.isnan(raw)))
+    n_pos, n_neg, n_nan = (p[i1] - p[i0] for p in (pos, neg, nan))
+    result = np.where(n_pos > 0, np.inf, result)
+    result = np.where(n_neg > 0, -np.inf, result)
+    result = np.where((n_nan > 0) | ((n_pos > 0) & (n_neg > 0)), np.nan, result)
+    return pa.array(result, type=col.type, mask=~nonnull)
+
+
+def _float_keys(values: np.ndarray) -> np.ndarray:
+    """Order-preserving int64 keys of float64 values, NaN above +inf as in
+    Spark (every NaN is made the same positive NaN first)."""
+    bits = (np.where(np.isnan(values), np.nan, values) + 0.0).astype(np.float64).view(np.int64)  # -0.0 == 0.0
+    return np.asarray(np.where(bits < 0, ~bits ^ np.int64(-(2**63)), bits), dtype=np.int64)  # a total order
+
+
+def _ranks(col: pa.ChunkedArray, op: str) -> np.ndarray:
+    """Ranks ordering values as Spark does, NULL worst for `op`; struct
+    values (first/last) order by their fields. Numbers rank by value in
+    O(n); other types by a sort."""
+    arr = col.combine_chunks()
+    nulls = arr.is_null().to_numpy(zero_copy_only=False)
+    worst = np.iinfo(np.int64).max if op == "min" else np.iinfo(np.int64).min
+    if pa.types.is_floating(arr.type) or pa.types.is_integer(arr.type):
+        raw = arr.fill_null(0).to_numpy()
+        keys = _float_keys(raw.astype(np.float64)) if pa.types.is_floating(arr.type) else raw.astype(np.int64)
+        if not (keys == worst).any():  # the sentinel must not be a real value
+            return np.where(nulls, worst, keys)
+    if pa.types.is_struct(arr.type):
+        flat = pa.table({f.name: arr.field(i) for i, f in enumerate(arr.type)})
+        keys = [(f.name, "ascending", "at_start") for f in arr.type]  # Spark: NULL fields first
+        order = pc.sort_indices(flat, sort_keys=keys).to_numpy()
+        rank = np.empty(len(arr), dtype=np.int64)
+        rank[order] = np.arange(len(arr))
+    else:
+        rank = pc.rank(arr, sort_keys="ascending", tiebreaker="dense").to_numpy()
+        rank = rank.astype(np.int64)
+    return np.where(nulls, worst, rank)
+
+
+def _arg_best(rank: np.ndarray, i0: np.ndarray, i1: np.ndarray, op: str) -> np.ndarray:
+    """Index of the min (or max) rank in each [i0, i1), by a sparse table."""
+    better = np.less_equal if op == "min" else np.greater_equal
+    length = i1 - i0
+    levels = max(1, int(length.max(initial=1)).bit_length())
+    table = [np.arange(len(rank))]
+    for j in range(1, levels):
+        prev, half = table[-1], 1 << (j - 1)
+        nxt = prev.copy()
+        a, b = prev[:-half], prev[half:]
+        nxt[:-half] = np.where(better(rank[a], rank[b]), a, b)
+        table.append(nxt)
+    level = np.floor(np.log2(np.maximum(length, 1))).astype(np.int64)
+    best = np.empty(len(i0), dtype=np.int64)
+    for j in range(levels):
+        sel = level == j
+        if sel.any():
+            a = table[j][i0[sel]]
+            b = table[j][i1[sel] - (1 << j)]
+            best[sel] = np.where(better(rank[a], rank[b]), a, b)
+    return best
+
+
+def _extreme(col: pa.ChunkedArray, i0: np.ndarray, i1: np.ndarray, op: str) -> pa.Array:
+    best = _arg_best(_ranks(col, op), i0, i1, op)
+    return col.combine_chunks().take(pa.array(best))
+
+
+def _moments(tbl: pa.Table, field: FieldOp, kid: np.ndarray, i0: np.ndarray, i1: np.ndarray) -> dict[str, pa.Array]:
+    """Central moments over ranges from pane (n, mean, var_pop) fields:
+    prefix sums of ``n*d`` and ``var*n + n*d*d`` with d the pane mean minus
+    its key's mean (long double), then ``q = S2 - S1^2/N`` per window.
+    Outputs, in order: n, qx[, qy, cxy]."""
+    raw = {name: tbl.column(name).fill_null(0).to_numpy().astype(np.float64) for name in field.inputs}
+    bad = np.zeros(tbl.num_rows, dtype=bool)
+    for values in raw.values():
+        bad |= ~np.isfinite(values)
+
+    def num(name: str) -> np.ndarray:
+        return np.where(bad, 0, raw[name]).astype(np.longdouble)
+
+    n = num(field.inputs[0])
+    starts = np.flatnonzero(np.concatenate([[True], kid[1:] != kid[:-1]]))
+    key_n = np.add.reduceat(n, starts)
+    total_n = _prefix(n)
+    count = total_n[i1] - total_n[i0]
+    safe = np.where(count > 0, count, 1)
+    values = [pa.array(count.astype(np.int64))]
+    deltas, sums = [], []
+    for mean_name, var_name in zip(field.inputs[1::2][:2], field.inputs[2::2][:2], strict=True):
+        m, v = num(mean_name), num(var_name)
+        d = m - (np.add.reduceat(n * m, starts) / np.where(key_n > 0, key_n, 1))[kid]
+        s1, s2 = _prefix(n * d), _prefix(v * n + n * d * d)
+        w1 = s1[i1] - s1[i0]
+        values.append(pa.array((s2[i1] - s2[i0] - w1 * w1 / safe).astype(np.float64)))
+        deltas.append(d)
+        sums.append(w1)
+    if len(field.inputs) == 6:
+        sxy = _prefix(num(field.inputs[5]) * n + n * deltas[0] * deltas[1])
+        values.append(pa.array((sxy[i1] - sxy[i0] - sums[0] * sums[1] / safe).astype(np.float64)))
+    nonfinite = _prefix(bad.astype(np.int64))
+    poisoned = (nonfinite[i1] - nonfinite[i0]) > 0  # inf or NaN inputs give NaN moments, as in Spark
+    values[1:] = [pa.array(np.where(poisoned, np.nan, v.to_numpy(zero_copy_only=False))) for v in values[1:]]
+    return dict(zip(field.outputs, values, strict=True))
+
+
+def _order(tbl: pa.Table, spec: MergeSpec) -> np.ndarray:
+    """Row order by (keys, pane): NumPy's lexsort for integer keys, else
+    pyarrow's sort (both order as Spark does)."""
+    cols = [tbl.column(k) for k in spec.keys]
+    if all(pa.types.is_integer(c.type) for c in cols):
+        arrays = [tbl.column(spec.pane).to_numpy()] + [c.to_numpy() for c in reversed(cols)]
+        return np.asarray(np.lexsort(arrays))
+    sort_keys = [(k, "ascending") for k in spec.keys] + [(spec.pane, "ascending")]
+    return np.asarray(pc.sort_indices(tbl, sort_keys=sort_keys).to_numpy())
+
+
+def merge(batches: Iterator[pa.RecordBatch], spec: MergeSpec) -> Iterator[pa.RecordBatch]:
+    """The `mapInArrow` function: all pane partials of a partition in, one
+    batch of windows out (keys, `WID`, merged fields)."""
+    received = list(batches)
+    if not received:
+        return
+    tbl = pa.Table.from_batches(received)
+    if tbl.num_rows == 0:
+        return
+    tbl = tbl.take(_order(tbl, spec))
+    kid = _key_ids(tbl, spec.keys)
+    q = tbl.column(spec.pane).to_numpy().astype(np.int64)
+    last = int(pc.max(tbl.column(spec.last)).as_py()) if spec.last else None
+    row, wid, first, lastp = _windows(spec, kid, q, last)
+    i0, i1 = _ranges(kid, q, kid[row], first, lastp)
+    cols: dict[str, pa.Array] = {k: tbl.column(k).combine_chunks().take(pa.array(i0)) for k in spec.keys}
+    cols[WID] = pa.array(wid, type=pa.int64())
+    for f in spec.fields:
+        if f.op == "sum":
+            cols[f.outputs[0]] = _sum(tbl.column(f.inputs[0]), i0, i1)
+        elif f.op in ("min", "max"):
+            cols[f.outputs[0]] = _extreme(tbl.column(f.inputs[0]), i0, i1, f.op)
+        else:
+            cols.update(_moments(tbl, f, kid, i0, i1))
+    yield pa.RecordBatch.from_pydict(cols)
