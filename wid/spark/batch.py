@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from wid.errors import WidError
+from wid.errors import ConfigError
+from wid.spark import streaming
 from wid.spark.columns import PREFIX, REASON
 from wid.spark.count_windows import count_windows
 from wid.spark.plan import Ctx, Planned, enforce_group_cap
@@ -53,6 +54,10 @@ class WindowResult:
 def window_result(df: DataFrame, window: Window, *, pipeline: str = "wid", source: str = "source") -> WindowResult:
     """Compile `window` over the batch DataFrame `df`.
 
+    `df` is a batch or a streaming DataFrame; on a stream the window runs on
+    Spark's own streaming operators (`wid.spark.streaming`), the output is a
+    streaming DataFrame to write in `wid.spark.streaming.output_mode(window)`,
+    and `max_groups_per_window` is enforced by the pipeline's sink writer.
     `df` must hold every column the window names; the event-time column is a
     timestamp (or a string Spark can parse), or epoch milliseconds or
     microseconds when `event_time_unit` says so. Rows with a null or
@@ -60,23 +65,39 @@ def window_result(df: DataFrame, window: Window, *, pipeline: str = "wid", sourc
     the landmark are not aggregated: they are in `dead_letter` with a reason.
 
     Raises ConfigError (missing column, bad event-time type, alias colliding
-    with an input column of a rolling window) and WidError for streaming
-    input. Cap violations (`max_groups_per_window`,
+    with an input column of a rolling window; on a stream, a feature that
+    needs the WID operator or a missing `max_groups_per_window`). Cap violations (`max_groups_per_window`,
     `max_distinct_values_per_group`) fail when the output is computed; see
     `wid.spark.errors.translate`.
     """
-    if df.isStreaming:
-        raise WidError("wid.aggregate does not run streaming DataFrames yet: batch only in this release")
     punctuations = None
     if window.punctuation is not None:
         marked = F.coalesce(F.expr(window.punctuation.predicate), F.lit(False))
         punctuations, df = df.where(marked), df.where(~marked)
     prepared = prepare(df, window)
     good = prepared.where(F.col(REASON).isNull()).drop(REASON)
+    if df.isStreaming:
+        check_streamable(window)
+        planned = streaming.PLANS[window.kind](Ctx(window, good, pipeline))
+        return WindowResult(planned.output, dead_letters(prepared, source), prepared, planned, punctuations)
     planned = PLANS[window.kind](Ctx(window, good, pipeline))
     output = enforce_group_cap(planned.output, window, pipeline)
     planned = Planned(output, planned.form, planned.why, planned.notes)
     return WindowResult(output, dead_letters(prepared, source), prepared, planned, punctuations)
+
+
+def check_streamable(window: Window) -> None:
+    """Raise ConfigError naming the field when `window` cannot run on a
+    stream yet: `max_groups_per_window` is mandatory (DESIGN.md section 5),
+    and features that need the WID operator are named."""
+    problem = streaming.native_problem(window)
+    if problem is not None:
+        field, feature = problem
+        raise ConfigError(field, f"{feature} needs the WID streaming operator, which this release does not have",
+                          "run it in batch, or change the field")
+    if window.max_groups_per_window is None:
+        raise ConfigError("max_groups_per_window", "is mandatory on a stream (state must be bounded)",
+                          "set max_groups_per_window to the most groups one window may hold")
 
 
 def aggregate(df: DataFrame, window: Window, *, pipeline: str = "wid") -> DataFrame:

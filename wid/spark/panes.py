@@ -71,7 +71,8 @@ def partials(df: DataFrame, keys: Sequence[str], bucket: Column, aggs: Sequence[
     return df.groupBy(*keys, bucket.alias(name)).agg(*exprs)
 
 
-def _getter(i: int, stage: str) -> Getter:
+def getter(i: int, stage: str = "p") -> Getter:
+    """Field `name` of aggregation i at `stage`, as a column."""
     return lambda name: F.col(field(i, name, stage))
 
 
@@ -84,20 +85,20 @@ def _running(panes: DataFrame, keys: Sequence[str], block: Column, aggs: Sequenc
     df = panes.withColumn(BLK, block)
     whole = asc.rowsBetween(W.unboundedPreceding, W.unboundedFollowing)  # shifts are constant per block
     shifts = [e.over(whole).alias(field(i, k)) for i, a in enumerate(aggs)
-              for k, e in a.shift(_getter(i, "p")).items()]
+              for k, e in a.shift(getter(i, "p")).items()]
     if shifts:
         df = df.select("*", *shifts)
     names: dict[int, list[str]] = {}
     pre = []
     for i, a in enumerate(aggs):
-        running = a.running(_getter(i, "p"))
+        running = a.running(getter(i, "p"))
         names[i] = list(running)
         pre += [e.over(run_asc).alias(field(i, k, "pre")) for k, e in running.items()]
     df = df.select("*", F.lag(PANE).over(asc).alias(PREV), F.lead(PANE).over(asc).alias(NEXT), *pre)
     if descending:
         run_desc = W.partitionBy(*keys, BLK).orderBy(F.desc(PANE)).rowsBetween(W.unboundedPreceding, W.currentRow)
         suf = [e.over(run_desc).alias(field(i, k, "suf")) for i, a in enumerate(aggs)
-               for k, e in a.running(_getter(i, "p")).items()]
+               for k, e in a.running(getter(i, "p")).items()]
         df = df.select("*", *suf)
     return df, names
 
@@ -148,7 +149,7 @@ def sliding(panes: DataFrame, keys: Sequence[str], geo: Geometry, aggs: Sequence
     role = (F.col(WID) * hop + off) >= bstart
     df = df.select(*keys, F.col(WID), role.alias(ROLE), *_settled(aggs, names, role))
     combined = [e.alias(field(i, k, "m")) for i, a in enumerate(aggs)
-                for k, e in a.combine(_getter(i, "c"), F.col(ROLE)).items()]
+                for k, e in a.combine(getter(i, "c"), F.col(ROLE)).items()]
     return df.groupBy(*keys, WID).agg(*combined), BLOCKS
 
 
@@ -177,7 +178,7 @@ def finished(df: DataFrame, aggs: Sequence[SparkAgg], stage: str = "m", keep: Se
     by its alias. Stage ``"p"`` reads partial fields (direct evaluation),
     stage ``"m"`` combined ones."""
     def out(i: int, a: SparkAgg) -> Column:
-        return value(a, _getter(i, stage)) if stage == "p" else a.finish(_getter(i, stage))
+        return value(a, getter(i, stage)) if stage == "p" else a.finish(getter(i, stage))
     return df.select(*keep, *[out(i, a).alias(a.agg.as_) for i, a in enumerate(aggs)])
 
 

@@ -1,0 +1,176 @@
+"""The native streaming path against the oracle, batch `aggregate`, and a
+model of Spark's watermark rule written here independently of wid.
+
+Data is fed as K micro-batches: one JSON file per batch in a landing
+directory, read with ``maxFilesPerTrigger = 1`` and the available-now
+trigger, so batch boundaries are deterministic.
+
+Spark's rule, as documented in its watermark design (SPARK-40925) and checked
+here: batch b evicts (emits) with ``wm_b = max(ts in batches < b) -
+lateness`` and filters late rows with the previous batch's watermark
+``wm_(b-1)``; a row is dropped when the window it is filtered on (the
+tumbling window, the hopping pane, the one-row session) ends at or before
+it. After the last data batch Spark runs one more batch without data to
+advance the watermark, so the emitted windows are those ending at or before
+``max(all ts) - lateness``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+import wid
+from tests.spark.compare import assert_same, collect
+from wid import Aggregation, ConfigError, Window
+from wid.semantics import evaluate
+from wid.spark import stream_query
+
+SCHEMA = "k string, ts long, v double"
+AGGS = (Aggregation("count", as_="n"), Aggregation("sum", "v", as_="s"), Aggregation("max", "v", as_="hi"),
+        Aggregation("first", "v", as_="first_v"), Aggregation("avg", "v", as_="mean"))
+
+
+def feed(spark: Any, root: Path, batches: list[list[dict[str, Any]]]) -> Any:
+    """A streaming DataFrame reading one landing file per micro-batch."""
+    land = root / "land"
+    land.mkdir(parents=True)
+    for i, batch in enumerate(batches):
+        path = land / f"part-{i:04d}.json"
+        path.write_text("".join(json.dumps(r) + "\n" for r in batch))
+        os.utime(path, (1_000_000 + i, 1_000_000 + i))
+    return spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(land))
+
+
+def run(spark: Any, root: Path, batches: list[list[dict[str, Any]]], window: Window) -> tuple[list[dict[str, Any]], list[Any]]:
+    """Run `window` over the batches; returns (sink rows, per-batch tallies)."""
+    result = wid.window_result(feed(spark, root, batches), window)
+    sink: list[dict[str, Any]] = []
+
+    def handle(df: Any, batch_id: int) -> None:
+        sink.extend(collect(df, window))
+
+    query = stream_query.start(result.output, window, str(root / "ck"), handle, {"availableNow": True})
+    query.awaitTermination()
+    tallies = [stream_query.tally(spark, str(root / "ck"), p) for p in query.recentProgress]
+    return sink, tallies
+
+
+def late_key_ms(window: Window, ts: int) -> int:
+    """The end of the extent Spark filters a row on (see the module docstring)."""
+    if window.kind == "session":
+        return ts + (window.gap_ms or 0)
+    unit = window.hop_ms or window.duration_ms or 0
+    return (ts - window.origin_ms) // unit * unit + window.origin_ms + unit
+
+
+def model(batches: list[list[dict[str, Any]]], window: Window) -> tuple[list[dict[str, Any]], list[int], int]:
+    """(rows accepted, late rows per batch, the final watermark) under Spark's rule."""
+    accepted, late, seen = [], [], None
+    wm_before, wm = 0, 0
+    for batch in batches:
+        dropped = [r for r in batch if late_key_ms(window, r["ts"]) <= wm_before]
+        late.append(len(dropped))
+        accepted += [r for r in batch if r not in dropped]
+        seen = max([seen or 0, *[r["ts"] for r in batch]]) if batch else seen
+        wm_before, wm = wm, max(wm, (seen or 0) - window.lateness_ms)
+    return accepted, late, wm
+
+
+def emitted(rows: list[dict[str, Any]], window: Window, watermark_ms: int) -> list[dict[str, Any]]:
+    out = evaluate(rows, window).rows
+    return [r for r in out if r[window.window_end_column] <= watermark_ms * 1000]
+
+
+def window_for(kind: str, **kw: Any) -> Window:
+    base: dict[str, Any] = {"event_time_column": "ts", "event_time_unit": "ms", "group_by": ["k"],
+                            "aggregations": AGGS, "max_groups_per_window": 1000, "lateness_ms": 4_000}
+    extra = {"tumbling": {"duration_ms": 10_000},
+             "hopping": {"duration_ms": 30_000, "hop_ms": 10_000, "late_mode": "consistent"},
+             "session": {"gap_ms": 3_000}}[kind]
+    return Window(kind=kind, **{**base, **extra, **kw})
+
+
+@st.composite
+def streams(draw: st.DrawFn, disorder_ms: int) -> list[list[dict[str, Any]]]:
+    """Rows in roughly increasing time, shuffled within `disorder_ms`, cut
+    into 2 to 5 micro-batches."""
+    n = draw(st.integers(1, 40))
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    base = [1_000_000 + i * 1_700 + rng.randrange(1_000) for i in range(n)]
+    rows = [{"k": rng.choice("ab"), "ts": t, "v": float(rng.randrange(-5, 20))} for t in base]
+    rows.sort(key=lambda r: r["ts"] + rng.randrange(disorder_ms + 1))
+    cuts = sorted(rng.sample(range(1, n), min(n - 1, draw(st.integers(1, 4))))) if n > 1 else []
+    return [rows[a:b] for a, b in zip([0, *cuts], [*cuts, n], strict=True)]
+
+
+SETTINGS = settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck),
+                    phases=[Phase.explicit, Phase.reuse, Phase.generate])
+
+
+@pytest.mark.parametrize("kind", ["tumbling", "hopping", "session"])
+@SETTINGS
+@given(data=st.data())
+def test_stream_within_lateness_equals_batch_and_oracle(spark: Any, tmp_path_factory: Any, kind: str,
+                                                        data: st.DataObject) -> None:
+    window = window_for(kind)
+    batches = data.draw(streams(disorder_ms=3_000))
+    sink, tallies = run(spark, tmp_path_factory.mktemp("s"), batches, window)
+    rows = [r for b in batches for r in b]
+    accepted, late, wm = model(batches, window)
+    assert tallies[-1].watermark_ms == wm
+    assert sum(late) == 0 and sum(t.rows_late for t in tallies) == 0
+    assert_same(sink, emitted(rows, window, wm), window)
+    batch = wid.aggregate(spark.createDataFrame([tuple(r.values()) for r in rows], SCHEMA), window)
+    assert_same(sink, [r for r in collect(batch, window) if r["window_end"] <= wm * 1000], window)
+
+
+@pytest.mark.parametrize("kind", ["tumbling", "hopping"])
+@SETTINGS
+@given(data=st.data())
+def test_late_rows_are_dropped_and_counted_exactly(spark: Any, tmp_path_factory: Any, kind: str,
+                                                   data: st.DataObject) -> None:
+    window = window_for(kind, lateness_ms=1_000)
+    batches = data.draw(streams(disorder_ms=25_000))
+    sink, tallies = run(spark, tmp_path_factory.mktemp("s"), batches, window)
+    accepted, late, wm = model(batches, window)
+    assert tallies[-1].watermark_ms == wm
+    assert_same(sink, emitted(accepted, window, wm), window)
+    data_tallies = [t for t in tallies if t.rows_in]
+    assert [t.rows_late for t in data_tallies] == [n for n, b in zip(late, batches, strict=True) if b]
+    for t in tallies:
+        assert t.rows_in == t.rows_rejected + t.rows_late + t.rows_aggregated
+
+
+def test_bad_rows_are_rejected_and_counted(spark: Any, tmp_path: Path) -> None:
+    window = window_for("tumbling")
+    batches = [[{"k": "a", "ts": 1_000_000, "v": 1.0}, {"k": None, "ts": 1_001_000, "v": 2.0}],
+               [{"k": "a", "ts": None, "v": 3.0}, {"k": "a", "ts": 1_030_000, "v": 4.0}]]
+    result = wid.window_result(feed(spark, tmp_path, batches), window)
+    reasons: list[str] = []
+    query = (result.dead_letter.writeStream.foreachBatch(lambda df, _: reasons.extend(r[0] for r in df.collect()))
+             .option("checkpointLocation", str(tmp_path / "ck-dlq")).trigger(availableNow=True).start())
+    query.awaitTermination()
+    assert sorted(reasons) == sorted(d.reason for d in evaluate([r for b in batches for r in b], window).dead_letter)
+
+
+@pytest.mark.parametrize(("kw", "field"), [
+    ({"kind": "count", "size_rows": 3}, "kind"),
+    ({"kind": "tumbling", "duration_ms": 10_000, "late_data": "dlq"}, "late_data"),
+    ({"kind": "session", "gap_ms": 1_000, "emit": "on_update"}, "emit"),
+    ({"kind": "hopping", "duration_ms": 30_000, "hop_ms": 10_000, "emit": "on_update"}, "emit"),
+    ({"kind": "tumbling", "duration_ms": 10_000, "max_groups_per_window": None}, "max_groups_per_window"),
+])
+def test_what_needs_the_wid_operator_is_named(spark: Any, tmp_path: Path, kw: dict[str, Any], field: str) -> None:
+    base = {"event_time_column": "ts", "event_time_unit": "ms", "group_by": ["k"], "aggregations": AGGS,
+            "max_groups_per_window": 10}
+    with pytest.raises(ConfigError) as err:
+        wid.aggregate(feed(spark, tmp_path, [[]]), Window(**{**base, **kw}))
+    assert err.value.field == field

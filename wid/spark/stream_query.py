@@ -1,0 +1,89 @@
+"""Starting a native streaming window query and tallying its micro-batches
+(the accounting identity of DESIGN.md section 5, per micro-batch).
+
+`start` writes the window stage through ``foreachBatch`` (every wid sink is a
+batch writer that upserts by natural key, so a replayed batch overwrites
+itself). `tally` turns one micro-batch's progress into counts, reading the
+state store for exact late rows (`wid.spark.accounting`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+from wid.spark import accounting
+from wid.spark.streaming import CLOSED, GOOD
+from wid.spec.window import Window
+
+Handler = Callable[[DataFrame, int], None]
+
+
+@dataclass(frozen=True)
+class BatchTally:
+    """One micro-batch: rows read, good rows (the rest were rejected), rows
+    dropped late, rows added to windows, and the watermark it ran with
+    (epoch milliseconds; Spark emits windows that end at or before it)."""
+
+    batch_id: int
+    rows_in: int
+    rows_good: int
+    rows_late: int
+    rows_aggregated: int
+    watermark_ms: int
+
+    @property
+    def rows_rejected(self) -> int:
+        return self.rows_in - self.rows_good
+
+
+def start(output: DataFrame, window: Window, checkpoint: str, handle: Handler, trigger: dict[str, Any],
+          name: str | None = None) -> StreamingQuery:
+    """Start `output` (from `wid.window_result` on a stream) with `handle`
+    called on each micro-batch. `trigger` is passed to Spark's
+    ``DataStreamWriter.trigger`` (``{"availableNow": True}``,
+    ``{"processingTime": "10 seconds"}``, ...)."""
+    from wid.spark.streaming import output_mode
+
+    writer = (output.writeStream.outputMode(output_mode(window)).foreachBatch(handle)
+              .option("checkpointLocation", checkpoint).trigger(**trigger))
+    return writer.queryName(name).start() if name else writer.start()
+
+
+def _observed(progress: Any, name: str) -> int:
+    metrics = (progress.get("observedMetrics") if isinstance(progress, dict) else progress.observedMetrics) or {}
+    row = metrics.get(name)
+    value = None if row is None else row["rows"]
+    return int(value or 0)
+
+
+def _watermark_ms(progress: Any) -> int:
+    from datetime import UTC, datetime, timedelta
+
+    text = (progress["eventTime"] or {}).get("watermark")
+    if not text:
+        return 0
+    since = datetime.fromisoformat(text.replace("Z", "+00:00")) - datetime(1970, 1, 1, tzinfo=UTC)
+    return since // timedelta(milliseconds=1)  # exact: no float seconds
+
+
+def tally(spark: SparkSession, checkpoint: str, progress: Any) -> BatchTally:
+    """The counts of the micro-batch `progress` describes (a
+    ``StreamingQueryProgress``), with late rows counted exactly."""
+    batch = int(progress["batchId"])
+    good = _observed(progress, GOOD)
+    stage = accounting.first_stage(spark, checkpoint)
+    if stage is None:
+        added = 0
+    else:
+        held = accounting.state_rows(spark, checkpoint, stage, batch)
+        before = accounting.state_rows(spark, checkpoint, stage, batch - 1)
+        added = accounting.accepted(held, before, _observed(progress, CLOSED))
+    return BatchTally(batch, int(progress["numInputRows"]), good, good - added, added, _watermark_ms(progress))
+
+
+__all__ = ["BatchTally", "Handler", "start", "tally"]

@@ -1,0 +1,181 @@
+"""Streaming windows on Spark's own operators: the native path (DESIGN.md section 6).
+
+A spec compiles to ``withWatermark(lateness_ms)`` and Spark's streaming
+aggregation wherever that gives exactly the declared semantics:
+
+- **tumbling**: ``groupBy(keys, window(ts, d))``; ``emit = "on_close"`` runs
+  in append mode, ``"on_update"`` in update mode.
+- **hopping** with ``hop_ms`` dividing ``duration_ms`` and
+  ``late_mode = "consistent"``: a pane stage (``window(ts, hop)``) chained
+  with a window stage (``window(window_time(pane), d, hop)``) in append mode.
+  Each row is aggregated once; the window stage merges ``d/hop`` pane
+  partials per window, so the cost of a row does not grow with ``d/hop``.
+  Spark filters late rows with the watermark of the previous micro-batch, so
+  a row is dropped exactly when its pane has already been emitted. With
+  ``hop | d`` the pane's end is the end of the row's earliest window: the
+  row is dropped exactly when it is late for any of its windows, the paper's
+  *consistent* mode.
+- **hopping** otherwise (``generous`` mode, or ``hop`` not dividing ``d``),
+  and hopping with statistics or order statistics: the copy form
+  (``window(ts, d, hop)``), where Spark filters each copy of a row on its own
+  window, which is the *generous* mode. Its cost grows with ``d/hop``; `wid
+  explain` says so.
+- **session**: ``session_window(ts, gap)`` in append mode. Spark drops a row
+  when its own one-row session ``[ts, ts + gap)`` ends at or before the
+  previous micro-batch's watermark.
+
+Everything else (count, rolling and landmark windows, punctuations,
+``late_data`` ``dlq``/``reopen``, sessions or hopping windows emitted
+``on_update``) needs the WID operator; `native_problem` names the feature
+and `window_result` raises a ConfigError naming it.
+
+Every stage carries a hidden row count (`ROWS`, the first aggregate, hence
+the first field of Spark's state value) so the late rows of each
+micro-batch can be counted exactly from the state store (see
+`wid.spark.accounting`): Spark's own ``numRowsDroppedByWatermark`` counts
+pre-aggregated groups, not rows.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from wid.aggregates.spark import Moments, SparkAgg, value
+from wid.spark import panes
+from wid.spark.columns import TS
+from wid.spark.plan import Ctx, Planned, assemble, where_label
+from wid.spec.window import Window
+
+EVENT = "_wid_event"     # event time as a timestamp, carrying the watermark
+ROWS = "_wid_rows"       # rows aggregated into the pane or window
+SPAN = "_wid_span"       # Spark's window struct (start, end)
+CLOSED = "wid_closed"    # observation: rows in panes or windows emitted this micro-batch
+GOOD = "wid_good"        # observation: good rows read this micro-batch
+NATIVE_KINDS = ("tumbling", "hopping", "session")
+
+
+def native_problem(window: Window) -> tuple[str, str] | None:
+    """(field, feature) when `window` needs the WID operator in streaming,
+    else None."""
+    w = window
+    if w.kind not in NATIVE_KINDS:
+        return "kind", f"kind = '{w.kind}' on a stream (Spark refuses non-time windows on streaming DataFrames)"
+    if w.punctuation is not None:
+        return "punctuation", "punctuations on a stream"
+    if w.late_data != "drop":
+        return "late_data", f"late_data = '{w.late_data}' on a stream (Spark's operators can only drop late rows)"
+    if w.emit == "on_update" and w.kind != "tumbling":
+        why = ("Spark refuses update mode for session windows" if w.kind == "session"
+               else "a pane stage chained with a window stage runs in append mode only")
+        return "emit", f"emit = 'on_update' for {w.kind} windows on a stream ({why})"
+    if w.time_mode == "event" and w.kind == "session" and w.gap_column is None and not w.gap_ms:
+        return "gap_ms", "a session gap"
+    return None
+
+
+def _ms(value_ms: int) -> str:
+    return f"{value_ms} milliseconds"
+
+
+def _event(rows: DataFrame, lateness_ms: int) -> DataFrame:
+    rows = rows.observe(GOOD, F.count(F.lit(1)).alias("rows"))
+    return rows.withColumn(EVENT, F.timestamp_micros(F.col(TS))).withWatermark(EVENT, _ms(lateness_ms))
+
+
+def _span_us() -> tuple[Column, Column]:
+    return F.unix_micros(F.col(f"{SPAN}.start")), F.unix_micros(F.col(f"{SPAN}.end"))
+
+
+def _direct(ctx: Ctx, rows: DataFrame, span: Column, keys: list[str]) -> tuple[DataFrame, list[SparkAgg]]:
+    """``groupBy(keys, span)`` with the hidden row count first, then every
+    aggregation evaluated directly."""
+    start, end = _span_us()
+    aggs = ctx.aggs(where_label(start, end, ctx.pipeline))
+    partial = [e.alias(panes.field(i, k)) for i, a in enumerate(aggs) for k, e in a.partial().items()]
+    grouped = rows.groupBy(*keys, span.alias(SPAN)).agg(F.count(F.lit(1)).alias(ROWS), *partial)
+    return grouped.observe(CLOSED, F.sum(ROWS).alias("rows")), aggs
+
+
+def _finish_direct(grouped: DataFrame, aggs: list[SparkAgg], keys: list[str]) -> DataFrame:
+    start, end = _span_us()
+    values = [value(a, panes.getter(i)).alias(a.agg.as_) for i, a in enumerate(aggs)]
+    return grouped.select(*keys, start.alias("_wid_start"), end.alias("_wid_end"), *values)
+
+
+def _origin(w: Window, hop_ms: int) -> str:
+    return _ms(w.origin_ms % hop_ms)
+
+
+def tumbling(ctx: Ctx) -> Planned:
+    w = ctx.window
+    d = w.duration_ms or 0
+    rows = _event(ctx.rows, w.lateness_ms)
+    grouped, aggs = _direct(ctx, rows, F.window(EVENT, _ms(d), _ms(d), _origin(w, d)), list(w.group_by))
+    out = _finish_direct(grouped, aggs, list(w.group_by))
+    return Planned(assemble(out, w, F.col("_wid_start"), F.col("_wid_end")),
+                   "native: withWatermark + window() aggregation", "a row is in exactly one tumbling window")
+
+
+def _pane_plan_fits(ctx: Ctx) -> str | None:
+    """Why the pane plan cannot run `ctx`'s hopping window, or None."""
+    w = ctx.window
+    if w.late_mode != "consistent":
+        return ("late_mode = 'generous' needs windows to accept a row after its earlier windows emitted, "
+                "which chained append-mode stages cannot do")
+    if (w.duration_ms or 0) % (w.hop_ms or 1):
+        return "hop_ms does not divide duration_ms, so a pane can close before the row's first window"
+    slow = [a.agg.as_ for a in ctx.aggs() if isinstance(a, Moments) or a.agg.holistic]
+    if slow:
+        return f"{', '.join(slow)} cannot merge pane partials inside a streaming aggregation"
+    return None
+
+
+def hopping(ctx: Ctx) -> Planned:
+    w = ctx.window
+    d, h = w.duration_ms or 0, w.hop_ms or 0
+    keys = list(w.group_by)
+    rows = _event(ctx.rows, w.lateness_ms)
+    why_not = _pane_plan_fits(ctx)
+    if why_not is not None:
+        grouped, aggs = _direct(ctx, rows, F.window(EVENT, _ms(d), _ms(h), _origin(w, h)), keys)
+        out = _finish_direct(grouped, aggs, keys)
+        return Planned(assemble(out, w, F.col("_wid_start"), F.col("_wid_end")),
+                       "native copy form: window(ts, duration, hop)", why_not,
+                       (f"each row is copied into duration/hop = {d / h:g} windows",))
+    pane_span = F.window(EVENT, _ms(h), _ms(h), _origin(w, h))
+    paned, aggs = _direct(ctx, rows, pane_span, keys)
+    merged = [e.alias(panes.field(i, k, "m")) for i, a in enumerate(aggs)
+              for k, e in a.running(panes.getter(i)).items()]
+    windows = paned.groupBy(*keys, F.window(F.window_time(SPAN), _ms(d), _ms(h), _origin(w, h)).alias(SPAN)).agg(
+        F.sum(ROWS).alias(ROWS), *merged)
+    start, end = _span_us()
+    values = [a.finish(panes.getter(i, "m")).alias(a.agg.as_) for i, a in enumerate(aggs)]
+    out = windows.select(*keys, start.alias("_wid_start"), end.alias("_wid_end"), *values)
+    return Planned(assemble(out, w, F.col("_wid_start"), F.col("_wid_end")),
+                   f"native: pane stage window(ts, {h} ms) chained with window stage",
+                   "each row is aggregated once into its pane; windows merge pane partials",
+                   ("append mode only; late rows follow late_mode = 'consistent'",))
+
+
+def sessions(ctx: Ctx) -> Planned:
+    w = ctx.window
+    gap = _ms(w.gap_ms or 0) if w.gap_column is None else F.make_dt_interval(
+        secs=F.col(w.gap_column).cast("decimal(20,3)") / 1000)
+    rows = _event(ctx.rows, w.lateness_ms)
+    grouped, aggs = _direct(ctx, rows, F.session_window(EVENT, gap), list(w.group_by))
+    out = _finish_direct(grouped, aggs, list(w.group_by))
+    return Planned(assemble(out, w, F.col("_wid_start"), F.col("_wid_end")),
+                   "native: withWatermark + session_window() aggregation", "sessions merge inside Spark's state",
+                   ("append mode only",))
+
+
+PLANS = {"tumbling": tumbling, "hopping": hopping, "session": sessions}
+
+
+def output_mode(window: Window) -> str:
+    """Spark's output mode for the window's `emit`."""
+    return "update" if window.emit == "on_update" else "append"
+
+
+__all__ = ["CLOSED", "GOOD", "NATIVE_KINDS", "PLANS", "ROWS", "native_problem", "output_mode"]
