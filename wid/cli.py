@@ -65,6 +65,10 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False,
     for note in _parquet_warnings(spec):
         err_console.print(f"[yellow]warning:[/] {note}")
 
+    if spec.source.is_stream:
+        _run_stream(spec, debug)
+        return
+
     def go() -> Any:
         with console.status("starting Spark", spinner="dots"):
             spark = session_for(spec)
@@ -76,6 +80,40 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False,
     _print_report(report, rows)
     if not report.identity_holds:
         err_console.print("[bold red]accounting identity violated[/]")
+        raise typer.Exit(1)
+
+
+def _run_stream(spec: Any, debug: bool) -> None:
+    """Run a streaming pipeline, printing one line per micro-batch."""
+    from datetime import UTC, datetime
+
+    from wid.pipeline import session_for
+    from wid.stream_pipeline import run_stream
+
+    def line(t: Any) -> None:
+        wm = datetime.fromtimestamp(t.watermark_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+        console.print(f"batch {t.batch_id}: {t.rows_in:,} rows in, {t.rows_aggregated:,} aggregated, "
+                      f"{t.rows_late:,} late (dropped), {t.rows_rejected:,} rejected; watermark {wm}Z")
+
+    def go() -> Any:
+        with console.status("starting Spark", spinner="dots"):
+            spark = session_for(spec)
+        return run_stream(spec, spark, on_progress=line)
+
+    report = _guard(debug, go)
+    table = Table(title=f"streaming pipeline {report.pipeline}", show_header=False)
+    names = (("rows in", "rows_in"), ("rows aggregated", "rows_aggregated"), ("rows late (dropped)", "rows_late"),
+             ("rows rejected (dead letter)", "rows_rejected"))
+    for label, name in names:
+        table.add_row(label, f"{report.total(name):,}")
+    ok = "[green]holds in every micro-batch[/]" if report.identity_holds else "[red]VIOLATED[/]"
+    table.add_row("rows in = rejected + late + aggregated", ok)
+    for label, value in (("micro-batches", f"{len(report.batches)}"), ("windows written", f"{report.windows_emitted:,}"),
+                         ("results", report.target), ("dead letters", report.dead_letter),
+                         ("checkpoint", report.checkpoint), ("elapsed", f"{report.elapsed_s:.1f} s")):
+        table.add_row(label, value)
+    console.print(table)
+    if not report.identity_holds:
         raise typer.Exit(1)
 
 

@@ -10,6 +10,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from wid.errors import ConfigError, MissingDependencyError
+from wid.spark.columns import CORRUPT
 from wid.spec.pipeline import SourceSpec
 
 
@@ -19,8 +20,12 @@ def resolve(path: str, base_dir: str) -> str:
     return str((p if p.is_absolute() else Path(base_dir) / p).resolve())
 
 
+KAFKA_PACKAGE = "org.apache.spark:spark-sql-kafka-0-10_2.13"
+
+
 def read_source(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> DataFrame:
-    """A batch DataFrame of the source.
+    """A DataFrame of the source: streaming when `spec.is_stream`
+    (see `read_stream`), else batch.
 
     Files: CSV (header row expected unless `options.header` says otherwise;
     schema inferred unless `schema` is given), JSON lines, Parquet. Python
@@ -28,6 +33,8 @@ def read_source(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> D
     or a callable returning one. Raises ConfigError naming ``source.path``
     or ``source.object`` when the data cannot be found.
     """
+    if spec.is_stream:
+        return read_stream(spark, spec, base_dir)
     if spec.format == "python":
         return spark.createDataFrame(_python_object(spec.object or "", base_dir))
     path = resolve(spec.path or "", base_dir)
@@ -43,6 +50,36 @@ def read_source(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> D
     if spec.format == "json":
         return reader.json(path)
     return reader.parquet(path)
+
+
+def read_stream(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> DataFrame:
+    """A streaming DataFrame: a landing directory of files (created if
+    missing, read with `schema`), Spark's ``rate`` source, or Spark's
+    ``kafka`` format. Raises MissingDependencyError naming the Kafka
+    connector when it is not on the classpath."""
+    options = {k: str(v) for k, v in spec.options.items()}
+    reader = spark.readStream.options(**options)
+    if spec.format in ("rate", "kafka"):
+        try:
+            return reader.format(spec.format).load()
+        except Exception as err:
+            if spec.format == "kafka" and "kafka" in str(err).lower() and "data source" in str(err).lower():
+                version = spark.version
+                raise MissingDependencyError(
+                    "Spark's Kafka connector (spark-sql-kafka-0-10) on the classpath",
+                    f"add [spark.conf] \"spark.jars.packages\" = \"{KAFKA_PACKAGE}:{version}\" "
+                    "(or put the connector jar and its kafka-clients jar in spark.jars)") from None
+            raise
+    path = Path(resolve(spec.path or "", base_dir))
+    path.mkdir(parents=True, exist_ok=True)
+    if spec.format == "parquet":
+        return reader.schema(spec.schema or "").parquet(str(path))
+    # keep unparseable records (bad JSON, wrong types) so they reach the dead letters
+    reader = reader.schema(f"{spec.schema}, {CORRUPT} STRING").option("mode", "PERMISSIVE").option(
+        "columnNameOfCorruptRecord", CORRUPT)
+    if spec.format == "csv":
+        return reader.options(**{"header": "true", **options}).csv(str(path))
+    return reader.json(str(path))
 
 
 def _python_object(ref: str, base_dir: str) -> pa.Table:

@@ -6,6 +6,7 @@ from __future__ import annotations
 NULL_EVENT_TIME = "null event time"
 UNPARSEABLE_EVENT_TIME = "unparseable event time"
 BEFORE_LANDMARK = "event time before landmark_ms"
+MALFORMED = "malformed record (unparseable, or a value of the wrong type)"
 
 
 def null_key(column: str) -> str:

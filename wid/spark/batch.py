@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from wid.errors import ConfigError
 from wid.spark import streaming
-from wid.spark.columns import PREFIX, REASON
+from wid.spark.columns import CORRUPT, PREFIX, REASON
 from wid.spark.count_windows import count_windows
 from wid.spark.plan import Ctx, Planned, enforce_group_cap
 from wid.spark.prepare import prepare
@@ -79,7 +79,8 @@ def window_result(df: DataFrame, window: Window, *, pipeline: str = "wid", sourc
     if df.isStreaming:
         check_streamable(window)
         planned = streaming.PLANS[window.kind](Ctx(window, good, pipeline))
-        return WindowResult(planned.output, dead_letters(prepared, source), prepared, planned, punctuations)
+        dead = dead_letters(prepared, source).observe(streaming.REJECTED, F.count(F.lit(1)).alias("rows"))
+        return WindowResult(planned.output, dead, prepared, planned, punctuations)
     planned = PLANS[window.kind](Ctx(window, good, pipeline))
     output = enforce_group_cap(planned.output, window, pipeline)
     planned = Planned(output, planned.form, planned.why, planned.notes)
@@ -115,4 +116,10 @@ def dead_letters(prepared: DataFrame, source: str) -> DataFrame:
     file = F.nullif(F.input_file_name(), F.lit(""))
     return prepared.where(F.col(REASON).isNotNull()).select(
         F.col(REASON).alias("reason"), F.lit(source).alias("source"), file.alias("source_file"),
-        F.to_json(F.struct(*originals), {"ignoreNullFields": "false"}).alias("row_json"))
+        row_json(prepared, originals).alias("row_json"))
+
+
+def row_json(prepared: DataFrame, originals: list[str]) -> Column:
+    """The original row as JSON, or the raw text of a malformed record."""
+    parsed = F.to_json(F.struct(*originals), {"ignoreNullFields": "false"})
+    return F.coalesce(F.col(CORRUPT), parsed) if CORRUPT in prepared.columns else parsed

@@ -15,6 +15,7 @@ REASON = "_wid_reason"  # why a row is rejected (null for good rows)
 PANE = "_wid_pane"      # pane index
 WID = "_wid_w"          # window id
 RANK = "_wid_rank"      # 0-based rank (count and rolling windows)
+CORRUPT = "_wid_corrupt"  # the raw text of a record a file reader could not parse
 
 
 def lit_long(value: int) -> Column:

@@ -16,7 +16,7 @@ from pyspark.sql import types as T
 
 from wid.errors import ConfigError
 from wid.semantics import reasons
-from wid.spark.columns import PREFIX, REASON, TS, lit_long
+from wid.spark.columns import CORRUPT, PREFIX, REASON, TS, lit_long
 from wid.spec.window import Window
 
 _ROLES = ("event_time_column", "gap_column", "order_by", "tie_breaker")
@@ -27,7 +27,7 @@ def check_columns(df: DataFrame, window: Window) -> None:
     missing, or when the input uses wid's reserved ``_wid_`` prefix."""
     have = set(df.columns)
     listing = ", ".join(df.columns)
-    reserved = [c for c in df.columns if c.startswith(PREFIX)]
+    reserved = [c for c in df.columns if c.startswith(PREFIX) and c != CORRUPT]
     if reserved:
         raise ConfigError("input", f"column '{reserved[0]}' uses the reserved prefix {PREFIX}",
                           "rename it in a [transform] sql pre-stage")
@@ -67,7 +67,8 @@ def _event_time(df: DataFrame, window: Window) -> tuple[Column, Column]:
 
 
 def prepare(df: DataFrame, window: Window) -> DataFrame:
-    """`df` plus `TS` and `REASON`. Reasons, first match wins: null event
+    """`df` plus `TS` and `REASON`. Reasons, first match wins: a malformed
+    record (when the reader kept its raw text in `CORRUPT`), null event
     time, unparseable event time, null key column (partition then group),
     null or non-positive session gap, event time before the landmark.
     Raises ConfigError for missing columns or an event-time type that does
@@ -75,6 +76,8 @@ def prepare(df: DataFrame, window: Window) -> DataFrame:
     check_columns(df, window)
     us, unparseable = _event_time(df, window)
     checks: list[tuple[Column, Column]] = []
+    if CORRUPT in df.columns:
+        checks.append((F.col(CORRUPT).isNotNull(), F.lit(reasons.MALFORMED)))
     if window.time_mode == "event":
         checks.append((F.col(window.event_time_column or "").isNull(), F.lit(reasons.NULL_EVENT_TIME)))
         checks.append((unparseable, F.lit(reasons.UNPARSEABLE_EVENT_TIME)))

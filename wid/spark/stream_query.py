@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from wid.spark import accounting
-from wid.spark.streaming import CLOSED, GOOD
+from wid.spark.streaming import CLOSED, GOOD, REJECTED
 from wid.spec.window import Window
 
 Handler = Callable[[DataFrame, int], None]
@@ -25,7 +25,9 @@ Handler = Callable[[DataFrame, int], None]
 
 @dataclass(frozen=True)
 class BatchTally:
-    """One micro-batch: rows read, good rows (the rest were rejected), rows
+    """One micro-batch: rows read (good plus rejected; Spark's own
+    ``numInputRows`` counts a source twice when the dead letters are written
+    in the same query), good rows (the rest were rejected), rows
     dropped late, rows added to windows, and the watermark it ran with
     (epoch milliseconds; Spark emits windows that end at or before it)."""
 
@@ -83,7 +85,8 @@ def tally(spark: SparkSession, checkpoint: str, progress: Any) -> BatchTally:
         held = accounting.state_rows(spark, checkpoint, stage, batch)
         before = accounting.state_rows(spark, checkpoint, stage, batch - 1)
         added = accounting.accepted(held, before, _observed(progress, CLOSED))
-    return BatchTally(batch, int(progress["numInputRows"]), good, good - added, added, _watermark_ms(progress))
+    rows_in = good + _observed(progress, REJECTED)
+    return BatchTally(batch, rows_in, good, good - added, added, _watermark_ms(progress))
 
 
 __all__ = ["BatchTally", "Handler", "start", "tally"]

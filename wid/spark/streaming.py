@@ -52,6 +52,7 @@ ROWS = "_wid_rows"       # rows aggregated into the pane or window
 SPAN = "_wid_span"       # Spark's window struct (start, end)
 CLOSED = "wid_closed"    # observation: rows in panes or windows emitted this micro-batch
 GOOD = "wid_good"        # observation: good rows read this micro-batch
+REJECTED = "wid_rejected"  # observation: rows rejected this micro-batch
 NATIVE_KINDS = ("tumbling", "hopping", "session")
 
 
@@ -178,4 +179,4 @@ def output_mode(window: Window) -> str:
     return "update" if window.emit == "on_update" else "append"
 
 
-__all__ = ["CLOSED", "GOOD", "NATIVE_KINDS", "PLANS", "ROWS", "native_problem", "output_mode"]
+__all__ = ["CLOSED", "GOOD", "REJECTED", "NATIVE_KINDS", "PLANS", "ROWS", "native_problem", "output_mode"]

@@ -11,7 +11,10 @@ from wid.errors import ConfigError
 from wid.spec.names import check_name
 from wid.spec.window import Window
 
-SOURCE_FORMATS = ("csv", "json", "parquet", "python")
+SOURCE_FORMATS = ("csv", "json", "parquet", "python", "rate", "kafka")
+FILE_FORMATS = ("csv", "json", "parquet")
+STREAM_ONLY = ("rate", "kafka")
+TRIGGERS = ("available-now", "once")
 SINK_KINDS = ("sqlite", "parquet", "console")
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
@@ -28,7 +31,14 @@ class SourceSpec:
       resolved against the directory of the TOML file.
     - `schema`: an optional Spark DDL schema (``"a INT, ts TIMESTAMP"``);
       without it CSV and JSON schemas are inferred.
-    - `options`: Spark reader options (``header = "true"`` and so on).
+    - `options`: Spark reader options (``header = "true"``,
+      ``maxFilesPerTrigger``, ``subscribe`` and so on).
+    - `stream`: read the files as a landing directory with Spark Structured
+      Streaming (new files are picked up as they land); a streaming file
+      source needs `schema`. ``rate`` (Spark's rate source: ``timestamp``,
+      ``value``) and ``kafka`` (Spark's Kafka format: ``key``, ``value``,
+      ``topic``, ``partition``, ``offset``, ``timestamp``; parse `value` in
+      the `[transform] sql` pre-stage) are always streams.
     - `name`: the SQL view name the `[transform] sql` pre-stage reads
       (``FROM source`` by default) and the source named in dead letters.
     """
@@ -39,12 +49,28 @@ class SourceSpec:
     schema: str | None = None
     options: dict[str, str] = field(default_factory=dict)
     name: str = "source"
+    stream: bool = False
+
+    @property
+    def is_stream(self) -> bool:
+        return self.stream or self.format in STREAM_ONLY
 
     def __post_init__(self) -> None:
         if self.format not in SOURCE_FORMATS:
             raise ConfigError("format", f"unknown source format {self.format!r}",
                               "use one of " + ", ".join(SOURCE_FORMATS))
-        if self.format == "python":
+        if not isinstance(self.stream, bool):
+            raise ConfigError("stream", f"must be true or false, got {self.stream!r}")
+        if self.stream and self.format not in FILE_FORMATS:
+            raise ConfigError("stream", f"format = '{self.format}' cannot stream",
+                              "stream a landing directory of csv, json or parquet files")
+        if self.stream and not self.schema:
+            raise ConfigError("schema", "a streaming file source needs a schema (Spark cannot infer it on a stream)",
+                              'add schema = "col TYPE, ..." in Spark DDL')
+        if self.format in STREAM_ONLY:
+            if self.path is not None or self.object is not None:
+                raise ConfigError("path", f"format = '{self.format}' reads no path", "configure it with options")
+        elif self.format == "python":
             if not isinstance(self.object, str) or ":" not in self.object:
                 raise ConfigError("object", "format = 'python' needs object = 'module:attribute'")
             if self.path is not None:
@@ -91,11 +117,46 @@ class SinkSpec:
 
 
 @dataclass(frozen=True)
+class StreamSpec:
+    """How a streaming pipeline runs (`[stream]` in TOML).
+
+    - `trigger`: ``available-now`` (process what is there, then stop;
+      the default), ``once`` (one micro-batch), or a processing-time
+      interval such as ``"10 seconds"``.
+    - `checkpoint`: Spark's checkpoint directory (default
+      ``<name>.checkpoint`` beside the TOML file). Restarting with the same
+      checkpoint resumes where the last committed micro-batch ended.
+    """
+
+    trigger: str = "available-now"
+    checkpoint: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.trigger, str) or not (self.trigger in TRIGGERS or _INTERVAL.match(self.trigger)):
+            raise ConfigError("trigger", f"unknown trigger {self.trigger!r}",
+                              "use available-now, once, or an interval such as '10 seconds'")
+        if self.checkpoint is not None and (not isinstance(self.checkpoint, str) or not self.checkpoint):
+            raise ConfigError("checkpoint", "must be a directory path")
+
+    def spark_trigger(self) -> dict[str, object]:
+        """Keyword arguments for ``DataStreamWriter.trigger``."""
+        if self.trigger == "available-now":
+            return {"availableNow": True}
+        if self.trigger == "once":
+            return {"once": True}
+        return {"processingTime": self.trigger}
+
+
+_INTERVAL = re.compile(r"^\d+ (millisecond|second|minute|hour)s?$")
+
+
+@dataclass(frozen=True)
 class PipelineSpec:
     """A whole pipeline: `source` -> `transform_sql` (optional Spark SQL
     reading ``FROM <source.name>``) -> `window` -> `target`, with rejected
     rows going to `dead_letter`.
 
+    `stream` says how a streaming source runs (ignored in batch).
     `spark` holds Spark settings (``master``, and ``conf`` keys); the embedded
     default is ``local[*]``. `base_dir` is the directory relative paths are
     resolved against (the TOML file's directory); it is not serialised.
@@ -108,6 +169,7 @@ class PipelineSpec:
     dead_letter: SinkSpec
     transform_sql: str | None = None
     spark: dict[str, Any] = field(default_factory=dict)
+    stream: StreamSpec = field(default_factory=StreamSpec)
     base_dir: str = field(default=".", compare=False)
 
     def __post_init__(self) -> None:

@@ -48,7 +48,7 @@ import tomli_w
 
 from wid.errors import ConfigError
 from wid.spec.aggregation import Aggregation
-from wid.spec.pipeline import PipelineSpec, SinkSpec, SourceSpec, default_sinks
+from wid.spec.pipeline import PipelineSpec, SinkSpec, SourceSpec, StreamSpec, default_sinks
 from wid.spec.window import Punctuation, Window
 
 _RENAMES: dict[type, dict[str, str]] = {Aggregation: {"as_": "as"}}
@@ -142,7 +142,7 @@ def loads_window(text: str) -> Window:
 
 # -- pipelines -------------------------------------------------------------
 
-_PIPELINE_KEYS = ("name", "source", "transform", "target", "dead_letter", "spark")
+_PIPELINE_KEYS = ("name", "source", "transform", "target", "dead_letter", "spark", "stream")
 
 
 def loads_pipeline(text: str, base_dir: str = ".") -> PipelineSpec:
@@ -174,8 +174,9 @@ def loads_pipeline(text: str, base_dir: str = ".") -> PipelineSpec:
     spark = doc.get("spark", {})
     if not isinstance(spark, dict):
         raise ConfigError("spark", "must be a table")
+    stream = _build(StreamSpec, doc["stream"], "stream") if "stream" in doc else StreamSpec()
     return PipelineSpec(name=name, source=source, window=window, target=target, dead_letter=dead,
-                        transform_sql=transform.get("sql"), spark=spark, base_dir=base_dir)
+                        transform_sql=transform.get("sql"), spark=spark, stream=stream, base_dir=base_dir)
 
 
 def load_pipeline(path: str | Path) -> PipelineSpec:
@@ -196,6 +197,8 @@ def dumps_pipeline(spec: PipelineSpec) -> str:
                            "target": _dump(spec.target), "dead_letter": _dump(spec.dead_letter)}
     if spec.spark:
         doc["spark"] = spec.spark
+    if spec.stream != StreamSpec():
+        doc["stream"] = _dump(spec.stream)
     return tomli_w.dumps(doc)
 
 
