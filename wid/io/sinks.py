@@ -1,5 +1,6 @@
 """Writing results: SQLite (upsert on the natural key, the embedded default),
-Parquet (append or overwrite) and the console.
+PostgreSQL (the same upsert, ``INSERT ... ON CONFLICT DO UPDATE``, through
+psycopg), Parquet (append or overwrite) and the console.
 
 SQLite stores timestamps as ISO-8601 UTC text (``2013-01-01T10:00:00.000000Z``),
 which sorts in time order. Rows are streamed from Spark to the driver
@@ -9,10 +10,13 @@ failed run leaves the table as it was and a rerun overwrites the same keys.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -20,21 +24,47 @@ from pyspark.sql import types as T
 from rich.console import Console
 from rich.table import Table
 
-from wid.errors import ConfigError
+from wid.errors import ConfigError, MissingDependencyError
 from wid.io.sources import resolve
 from wid.spec.pipeline import SinkSpec
 
 BATCH_ROWS = 10_000
-_SQLITE_TYPES = ((T.IntegralType, "INTEGER"), (T.BooleanType, "INTEGER"), (T.FractionalType, "REAL"))
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What differs between the SQL databases wid upserts into: column
+    types, the parameter placeholder, and how to list a table's columns."""
+
+    name: str
+    types: tuple[tuple[type, str], ...]
+    timestamp: str
+    placeholder: str
+    columns_sql: str  # one parameter: the table name; returns column names in order
+
+
+SQLITE = Dialect("sqlite", ((T.IntegralType, "INTEGER"), (T.BooleanType, "INTEGER"), (T.FractionalType, "REAL")),
+                 "TEXT", "?", "SELECT name FROM pragma_table_info(?) ORDER BY cid")
+POSTGRES = Dialect("postgres", ((T.IntegralType, "BIGINT"), (T.BooleanType, "BOOLEAN"),
+                                (T.FractionalType, "DOUBLE PRECISION")), "TIMESTAMPTZ", "%s",
+                   "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+                   "AND table_name = %s ORDER BY ordinal_position")
 
 
 def describe(sink: SinkSpec, base_dir: str) -> str:
     """Where a sink writes, for messages."""
     if sink.kind == "sqlite":
         return f"SQLite {resolve(sink.path or '', base_dir)} table {sink.table}"
+    if sink.kind == "postgres":
+        return f"PostgreSQL {_safe_url(sink.url or '')} table {sink.table}"
     if sink.kind == "parquet":
         return f"Parquet {resolve(sink.path or '', base_dir)} ({sink.mode})"
     return "the console"
+
+
+def _safe_url(url: str) -> str:
+    """`url` without a password."""
+    return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", re.sub(r"password=\S+", "password=***", url))
 
 
 def for_export(df: DataFrame) -> DataFrame:
@@ -52,17 +82,20 @@ def for_export(df: DataFrame) -> DataFrame:
     return df.select(*cols)
 
 
-def _sqlite_type(t: T.DataType) -> str:
-    for cls, name in _SQLITE_TYPES:
-        if isinstance(t, cls):
+def _sql_type(f: T.StructField, original: T.DataType, dialect: Dialect) -> str:
+    if isinstance(original, T.TimestampType | T.TimestampNTZType):
+        return dialect.timestamp
+    for cls, name in dialect.types:
+        if isinstance(f.dataType, cls):
             return name
     return "TEXT"
 
 
-def _ensure_table(con: sqlite3.Connection, table: str, schema: T.StructType, key: Sequence[str]) -> None:
-    cols = ", ".join(f'"{f.name}" {_sqlite_type(f.dataType)}' for f in schema.fields)
+def _ensure_table(con: Any, dialect: Dialect, table: str, schema: T.StructType, original: T.StructType,
+                  key: Sequence[str]) -> None:
+    cols = ", ".join(f'"{f.name}" {_sql_type(f, original[f.name].dataType, dialect)}' for f in schema.fields)
     con.execute(f'CREATE TABLE IF NOT EXISTS "{table}" ({cols})')
-    have = [r[1] for r in con.execute(f'PRAGMA table_info("{table}")')]
+    have = [r[0] for r in con.execute(dialect.columns_sql, (table,)).fetchall()]
     want = [f.name for f in schema.fields]
     if have != want:
         raise ConfigError("target.table", f"table '{table}' exists with columns {have}, the pipeline writes {want}",
@@ -82,24 +115,45 @@ def _batches(df: DataFrame) -> Iterator[list[tuple[object, ...]]]:
         yield batch
 
 
-def write_sqlite(df: DataFrame, path: str, table: str, key: Sequence[str]) -> int:
-    """Upsert `df` into `table` keyed by `key`; returns the rows written.
-    Raises ConfigError when the table exists with other columns."""
-    df = for_export(df)
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    names = [f.name for f in df.schema.fields]
+def upsert(df: DataFrame, con: Any, dialect: Dialect, table: str, key: Sequence[str]) -> int:
+    """Upsert `df` into `table` keyed by `key` over the DB-API connection
+    `con`, inside the caller's transaction; returns the rows written.
+    Timestamps travel as ISO-8601 UTC text (the server parses them for a
+    TIMESTAMPTZ column). Raises ConfigError when the table exists with other
+    columns."""
+    exported = for_export(df)
+    names = [f.name for f in exported.schema.fields]
     quoted = ", ".join(f'"{n}"' for n in names)
     conflict = ", ".join(f'"{k}"' for k in key)
     updates = ", ".join(f'"{n}" = excluded."{n}"' for n in names if n not in key) or f'"{names[0]}" = excluded."{names[0]}"'
-    sql = (f'INSERT INTO "{table}" ({quoted}) VALUES ({", ".join("?" * len(names))}) '
+    sql = (f'INSERT INTO "{table}" ({quoted}) VALUES ({", ".join([dialect.placeholder] * len(names))}) '
            f"ON CONFLICT ({conflict}) DO UPDATE SET {updates}")
+    _ensure_table(con, dialect, table, exported.schema, df.schema, key)
     written = 0
-    with closing(sqlite3.connect(path)) as con, con:
-        _ensure_table(con, table, df.schema, key)
-        for batch in _batches(df):
-            con.executemany(sql, batch)
-            written += len(batch)
+    cur = con.cursor()
+    for batch in _batches(exported):
+        cur.executemany(sql, batch)
+        written += len(batch)
     return written
+
+
+def write_sqlite(df: DataFrame, path: str, table: str, key: Sequence[str]) -> int:
+    """Upsert `df` into SQLite `table` in one transaction; returns the rows written."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with closing(sqlite3.connect(path)) as con, con:
+        return upsert(df, con, SQLITE, table, key)
+
+
+def write_postgres(df: DataFrame, url: str, table: str, key: Sequence[str]) -> int:
+    """Upsert `df` into PostgreSQL `table` (``INSERT ... ON CONFLICT DO
+    UPDATE``) in one transaction; `url` is a libpq connection string or URI.
+    Raises MissingDependencyError without psycopg."""
+    try:
+        import psycopg
+    except ImportError as err:
+        raise MissingDependencyError("the PostgreSQL driver psycopg", "pip install 'wid[postgres]'") from err
+    with psycopg.connect(url) as con, con.transaction():
+        return upsert(df, con, POSTGRES, table, key)
 
 
 def write_console(df: DataFrame, rows: int, title: str, console: Console | None = None) -> int:
@@ -119,6 +173,8 @@ def write(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str], titl
     """Write `df` to `sink`; returns the rows written when known."""
     if sink.kind == "sqlite":
         return write_sqlite(df, resolve(sink.path or "", base_dir), sink.table or "", key)
+    if sink.kind == "postgres":
+        return write_postgres(df, sink.url or "", sink.table or "", key)
     if sink.kind == "parquet":
         df.write.mode(sink.mode).options(**{k: str(v) for k, v in sink.options.items()}).parquet(
             resolve(sink.path or "", base_dir))

@@ -15,7 +15,7 @@ SOURCE_FORMATS = ("csv", "json", "parquet", "python", "rate", "kafka")
 FILE_FORMATS = ("csv", "json", "parquet")
 STREAM_ONLY = ("rate", "kafka")
 TRIGGERS = ("available-now", "once")
-SINK_KINDS = ("sqlite", "parquet", "console")
+SINK_KINDS = ("sqlite", "postgres", "parquet", "console")
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
 
@@ -90,6 +90,9 @@ class SinkSpec:
 
     - ``sqlite``: `path` (database file), `table`. Rows are upserted on the
       natural key ``(window_start, group keys...)`` so a rerun overwrites.
+    - ``postgres``: `url` (a libpq connection string or
+      ``postgresql://`` URI), `table`; the same upsert with ``INSERT ... ON
+      CONFLICT DO UPDATE`` (needs ``pip install 'wid[postgres]'``).
     - ``parquet``: `path` (directory), `mode` ``append`` (the default; a
       rerun duplicates rows, and wid warns at start-up) or ``overwrite``.
     - ``console``: prints up to `rows` rows.
@@ -98,6 +101,7 @@ class SinkSpec:
     kind: str
     path: str | None = None
     table: str | None = None
+    url: str | None = None
     mode: str = "append"
     rows: int = 20
     options: dict[str, str] = field(default_factory=dict)
@@ -107,8 +111,12 @@ class SinkSpec:
             raise ConfigError("kind", f"unknown sink kind {self.kind!r}", "use one of " + ", ".join(SINK_KINDS))
         if self.kind in ("sqlite", "parquet") and not self.path:
             raise ConfigError("path", f"kind = '{self.kind}' needs a path")
-        if self.kind == "sqlite" and not (isinstance(self.table, str) and _NAME.match(self.table)):
-            raise ConfigError("table", f"kind = 'sqlite' needs a table name of letters, digits and _, got {self.table!r}")
+        if self.kind in ("sqlite", "postgres") and not (isinstance(self.table, str) and _NAME.match(self.table)):
+            raise ConfigError("table", f"kind = '{self.kind}' needs a table name of letters, digits and _, "
+                              f"got {self.table!r}")
+        if self.kind == "postgres" and not (isinstance(self.url, str) and self.url):
+            raise ConfigError("url", "kind = 'postgres' needs a connection url",
+                              "e.g. url = 'postgresql://user@localhost:5432/db'")
         if self.mode not in ("append", "overwrite"):
             raise ConfigError("mode", f"must be 'append' or 'overwrite', got {self.mode!r}")
         if isinstance(self.rows, bool) or not isinstance(self.rows, int) or self.rows < 1:
