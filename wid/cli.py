@@ -52,8 +52,11 @@ def validate(pipeline: PipelineArg, debug: DebugOpt = False) -> None:
 @app.command()
 def run(pipeline: PipelineArg, debug: DebugOpt = False,
         master: Annotated[str | None, typer.Option(help="Spark master, e.g. local[2] (overrides [spark] master).")] = None,
-        quiet: Annotated[bool, typer.Option("--quiet", help="No progress display.")] = False) -> None:
-    """Run a batch pipeline: source -> [transform] sql -> window -> target."""
+        quiet: Annotated[bool, typer.Option("--quiet", help="No progress display.")] = False,
+        metrics_port: Annotated[int | None, typer.Option(
+            "--metrics-port", help="Serve Prometheus metrics on this port (streaming pipelines).")] = None) -> None:
+    """Run a pipeline: source -> [transform] sql -> window -> target (batch, or
+    streaming when the source is a stream)."""
     from wid.pipeline import preview, run_pipeline, session_for
     from wid.progress import SparkProgress
 
@@ -66,7 +69,7 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False,
         err_console.print(f"[yellow]warning:[/] {note}")
 
     if spec.source.is_stream:
-        _run_stream(spec, debug)
+        _run_stream(spec, debug, quiet, metrics_port)
         return
 
     def go() -> Any:
@@ -83,22 +86,30 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False,
         raise typer.Exit(1)
 
 
-def _run_stream(spec: Any, debug: bool) -> None:
+def _run_stream(spec: Any, debug: bool, quiet: bool, metrics_port: int | None) -> None:
     """Run a streaming pipeline, printing one line per micro-batch."""
     from datetime import UTC, datetime
 
+    from wid.metrics import Metrics
     from wid.pipeline import session_for
     from wid.stream_pipeline import run_stream
 
     def line(t: Any) -> None:
         wm = datetime.fromtimestamp(t.watermark_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
-        console.print(f"batch {t.batch_id}: {t.rows_in:,} rows in, {t.rows_aggregated:,} aggregated, "
-                      f"{t.rows_late:,} late (dropped), {t.rows_rejected:,} rejected; watermark {wm}Z")
+        rate = t.rows_in / (t.duration_ms / 1000) if t.duration_ms else 0.0
+        console.print(f"batch {t.batch_id}: {t.rows_in:,} rows in ({rate:,.0f} rows/s, {t.duration_ms:,} ms), "
+                      f"{t.rows_aggregated:,} aggregated, {t.rows_late:,} late (dropped), "
+                      f"{t.rows_rejected:,} rejected; watermark {wm}Z")
 
     def go() -> Any:
         with console.status("starting Spark", spinner="dots"):
             spark = session_for(spec)
-        return run_stream(spec, spark, on_progress=line)
+        metrics = None
+        if metrics_port is not None:
+            metrics = Metrics(spec.name, spec.window.kind, spec.window.late_data, (spec.source.name,))
+            metrics.serve(metrics_port)
+            console.print(f"metrics: http://127.0.0.1:{metrics_port}/metrics")
+        return run_stream(spec, spark, on_progress=line if not quiet else lambda _: None, metrics=metrics)
 
     report = _guard(debug, go)
     table = Table(title=f"streaming pipeline {report.pipeline}", show_header=False)

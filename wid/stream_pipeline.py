@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 from wid.errors import StateCapError, WidError
 from wid.io import dead_letter, sinks
 from wid.io.sources import resolve
+from wid.metrics import Metrics
 from wid.pipeline import compile_pipeline
 from wid.spark import stream_query
 from wid.spark.batch import WindowResult
@@ -115,10 +116,13 @@ def batch_writer(spec: PipelineSpec, columns: list[str], on_rows: Callable[[int]
 
 
 def run_stream(spec: PipelineSpec, spark: SparkSession,
-               on_progress: Callable[[stream_query.BatchTally], None] = lambda _: None) -> StreamReport:
+               on_progress: Callable[[stream_query.BatchTally], None] = lambda _: None,
+               metrics: Metrics | None = None) -> StreamReport:
     """Run a streaming pipeline until its trigger stops it (available-now,
-    once) or it is interrupted, and return the report. Raises ConfigError,
-    MissingDependencyError or StateCapError on errors a user can fix."""
+    once) or it is interrupted, and return the report; `on_progress` sees
+    each micro-batch's tally and `metrics` (if given) is kept current.
+    Raises ConfigError, MissingDependencyError or StateCapError on errors a
+    user can fix."""
     started = time.monotonic()
     result = compile_pipeline(spark, spec)
     checkpoint = checkpoint_of(spec)
@@ -127,6 +131,8 @@ def run_stream(spec: PipelineSpec, spark: SparkSession,
 
     def count(rows: int) -> None:
         report.windows_emitted += rows
+        if metrics is not None:
+            metrics.windows_written(rows)
     handle = batch_writer(spec, result.output.columns, count)
     query = stream_query.start(tagged(result), spec.window, checkpoint, handle, spec.stream.spark_trigger(),
                                name=f"wid-{spec.name}")
@@ -139,6 +145,8 @@ def run_stream(spec: PipelineSpec, spark: SparkSession,
                     seen = int(progress["batchId"])
                     tally = stream_query.tally(spark, checkpoint, progress)
                     report.batches.append(tally)
+                    if metrics is not None:
+                        metrics.batch(tally, progress)
                     on_progress(tally)
             if done:
                 break

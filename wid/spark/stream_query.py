@@ -29,7 +29,8 @@ class BatchTally:
     ``numInputRows`` counts a source twice when the dead letters are written
     in the same query), good rows (the rest were rejected), rows
     dropped late, rows added to windows, and the watermark it ran with
-    (epoch milliseconds; Spark emits windows that end at or before it)."""
+    (epoch milliseconds; Spark emits windows that end at or before it), and
+    how long the micro-batch took."""
 
     batch_id: int
     rows_in: int
@@ -37,6 +38,7 @@ class BatchTally:
     rows_late: int
     rows_aggregated: int
     watermark_ms: int
+    duration_ms: int = 0
 
     @property
     def rows_rejected(self) -> int:
@@ -86,7 +88,8 @@ def tally(spark: SparkSession, checkpoint: str, progress: Any) -> BatchTally:
         before = accounting.state_rows(spark, checkpoint, stage, batch - 1)
         added = accounting.accepted(held, before, _observed(progress, CLOSED))
     rows_in = good + _observed(progress, REJECTED)
-    return BatchTally(batch, rows_in, good, good - added, added, _watermark_ms(progress))
+    duration = int((progress["durationMs"] or {}).get("triggerExecution", 0))
+    return BatchTally(batch, rows_in, good, good - added, added, _watermark_ms(progress), duration)
 
 
 __all__ = ["BatchTally", "Handler", "start", "tally"]

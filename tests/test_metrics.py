@@ -1,0 +1,53 @@
+"""Prometheus metrics of a streaming pipeline, scraped over HTTP and checked
+against the data fed: rows in, rejected and late rows, windows written and
+the watermark."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sqlite3
+import urllib.request
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.test_stream_pipeline import good_rows, land, write_pipeline
+from wid.metrics import Metrics
+from wid.spec.toml_io import load_pipeline
+from wid.stream_pipeline import run_stream
+
+
+def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+def test_metrics_endpoint_reports_what_was_fed(spark: Any, tmp_path: Path) -> None:
+    rows = good_rows(30)
+    late = {"k": "a", "ts": rows[0]["ts"] - 60_000, "v": 1.0}
+    files = [[json.dumps(r) for r in rows[i:i + 10]] for i in range(0, 30, 10)]
+    files[2] += [json.dumps(late), '{"k": "a", "ts": null, "v": 1.0}']
+    land(tmp_path / "land", files)
+    spec = load_pipeline(write_pipeline(tmp_path))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    metrics = Metrics(spec.name, spec.window.kind, spec.window.late_data)
+    metrics.serve(port)
+    report = run_stream(spec, spark, metrics=metrics)
+    got = scrape(port)
+
+    with closing(sqlite3.connect(tmp_path / "out.sqlite")) as con:
+        written = con.execute("SELECT count(*) FROM windows").fetchone()[0]
+    assert got[("wid_rows_in_total", ())] == 32
+    assert got[("wid_rows_rejected_total", ())] == 1
+    assert got[("wid_late_rows_total", (("policy", "drop"),))] == 1
+    assert got[("wid_windows_emitted_total", (("kind", "tumbling"),))] == written == report.windows_emitted > 0
+    watermark_s = (max(r["ts"] for r in rows) - spec.window.lateness_ms) / 1000
+    assert got[("wid_watermark_seconds", (("source", "_global"),))] == watermark_s
+    assert got[("wid_watermark_seconds", (("source", "source"),))] == watermark_s
+    assert got[("wid_windows_active", ())] >= 0 and got[("wid_state_groups", ())] >= got[("wid_windows_active", ())]
