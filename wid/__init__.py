@@ -12,13 +12,32 @@ from typing import TYPE_CHECKING, Any
 
 from wid.errors import ConfigError, MissingDependencyError, StateCapError, WidError
 from wid.spec import Aggregation, Punctuation, Window
+from wid.spec.facade import pipeline
+from wid.spec.toml_io import dumps_pipeline, load_pipeline, loads_pipeline
 
 if TYPE_CHECKING:
     from wid.spark.batch import aggregate, window_result
 
 __all__ = ["Aggregation", "ConfigError", "MissingDependencyError", "Punctuation", "StateCapError",
-           "Window", "WidError", "aggregate", "window_result"]
+           "Window", "WidError", "aggregate", "dumps_pipeline", "load_pipeline", "loads_pipeline", "pipeline",
+           "run_pipeline", "window_result"]
 __version__ = "0.1.0"
+
+
+def run_pipeline(spec: Any, spark: Any = None) -> Any:
+    """Run a `PipelineSpec` (from `pipeline`, or `load_pipeline`): a batch
+    pipeline returns `wid.batch_pipeline.RunReport`, a streaming one (its source
+    is a stream) runs until its trigger stops and returns
+    `wid.stream_pipeline.StreamReport`. Starts a Spark session from the
+    spec's ``[spark]`` settings unless `spark` is given."""
+    from wid import batch_pipeline
+
+    spark = spark or batch_pipeline.session_for(spec)
+    if spec.source.is_stream:
+        from wid.stream_pipeline import run_stream
+
+        return run_stream(spec, spark)
+    return batch_pipeline.run_pipeline(spec, spark)
 
 
 def __getattr__(name: str) -> Any:

@@ -57,7 +57,7 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False,
             "--metrics-port", help="Serve Prometheus metrics on this port (streaming pipelines).")] = None) -> None:
     """Run a pipeline: source -> [transform] sql -> window -> target (batch, or
     streaming when the source is a stream)."""
-    from wid.pipeline import preview, run_pipeline, session_for
+    from wid.batch_pipeline import preview, run_pipeline, session_for
     from wid.progress import SparkProgress
 
     spec = _guard(debug, lambda: load_pipeline(pipeline))
@@ -91,7 +91,7 @@ def _run_stream(spec: Any, debug: bool, quiet: bool, metrics_port: int | None) -
     from datetime import UTC, datetime
 
     from wid.metrics import Metrics
-    from wid.pipeline import session_for
+    from wid.batch_pipeline import session_for
     from wid.stream_pipeline import run_stream
 
     def line(t: Any) -> None:
@@ -166,7 +166,7 @@ def _print_report(report: Any, rows: list[dict[str, Any]]) -> None:
 def explain(pipeline: PipelineArg, debug: DebugOpt = False,
             plan: Annotated[bool, typer.Option("--plan", help="Also print Spark's full physical plan.")] = False) -> None:
     """Say how each stage runs and why, its state bound, and how data may be lost."""
-    from wid.pipeline import compile_pipeline, session_for
+    from wid.batch_pipeline import compile_pipeline, session_for
     from wid.spark.explain import explain as explain_stage
 
     spec = _guard(debug, lambda: load_pipeline(pipeline))

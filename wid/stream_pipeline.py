@@ -24,7 +24,7 @@ from wid.errors import StateCapError, WidError
 from wid.io import dead_letter, sinks
 from wid.io.sources import resolve
 from wid.metrics import Metrics
-from wid.pipeline import compile_pipeline
+from wid.batch_pipeline import compile_pipeline
 from wid.spark import stream_query
 from wid.spark.batch import WindowResult
 from wid.spark.errors import translate

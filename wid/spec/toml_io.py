@@ -60,7 +60,7 @@ def _keys(cls: type) -> dict[str, str]:
     return {renames.get(f.name, f.name): f.name for f in fields(cls) if f.init}
 
 
-def _build(cls: type, table: object, path: str, nested: dict[str, Any] | None = None) -> Any:
+def build(cls: type, table: object, path: str, nested: dict[str, Any] | None = None) -> Any:
     """Construct `cls` from a TOML table, refusing unknown keys and
     re-raising validation errors with the full field path."""
     if not isinstance(table, dict):
@@ -108,11 +108,11 @@ def window_from_table(table: object, path: str = "transform.window") -> Window:
     raw_aggs = table.pop("aggregations", [])
     if not isinstance(raw_aggs, list):
         raise ConfigError(f"{path}.aggregations", "must be an array of tables ([[...aggregations]])")
-    aggs = tuple(_build(Aggregation, a, f"{path}.aggregations[{i}]") for i, a in enumerate(raw_aggs))
+    aggs = tuple(build(Aggregation, a, f"{path}.aggregations[{i}]") for i, a in enumerate(raw_aggs))
     nested: dict[str, Any] = {"aggregations": aggs}
     if "punctuation" in table:
-        nested["punctuation"] = _build(Punctuation, table.pop("punctuation"), f"{path}.punctuation")
-    return _build(Window, table, path, nested)  # type: ignore[no-any-return]
+        nested["punctuation"] = build(Punctuation, table.pop("punctuation"), f"{path}.punctuation")
+    return build(Window, table, path, nested)  # type: ignore[no-any-return]
 
 
 def window_to_table(window: Window) -> dict[str, Any]:
@@ -158,7 +158,7 @@ def loads_pipeline(text: str, base_dir: str = ".") -> PipelineSpec:
         raise ConfigError("name", "missing", 'add name = "my-pipeline" at the top')
     if "source" not in doc:
         raise ConfigError("source", "missing", "add a [source] table")
-    source = _build(SourceSpec, doc["source"], "source")
+    source = build(SourceSpec, doc["source"], "source")
     transform = doc.get("transform", {})
     if not isinstance(transform, dict):
         raise ConfigError("transform", "must be a table")
@@ -169,12 +169,12 @@ def loads_pipeline(text: str, base_dir: str = ".") -> PipelineSpec:
         raise ConfigError("transform.window", "missing", "add a [transform.window] table")
     window = window_from_table(transform["window"])
     target_default, dead_default = default_sinks(str(name))
-    target = _build(SinkSpec, doc["target"], "target") if "target" in doc else target_default
-    dead = _build(SinkSpec, doc["dead_letter"], "dead_letter") if "dead_letter" in doc else dead_default
+    target = build(SinkSpec, doc["target"], "target") if "target" in doc else target_default
+    dead = build(SinkSpec, doc["dead_letter"], "dead_letter") if "dead_letter" in doc else dead_default
     spark = doc.get("spark", {})
     if not isinstance(spark, dict):
         raise ConfigError("spark", "must be a table")
-    stream = _build(StreamSpec, doc["stream"], "stream") if "stream" in doc else StreamSpec()
+    stream = build(StreamSpec, doc["stream"], "stream") if "stream" in doc else StreamSpec()
     return PipelineSpec(name=name, source=source, window=window, target=target, dead_letter=dead,
                         transform_sql=transform.get("sql"), spark=spark, stream=stream, base_dir=base_dir)
 

@@ -1,0 +1,55 @@
+"""The Python form of a pipeline: the `pipeline` decorator, mirroring the
+TOML form field for field (DESIGN.md section 7).
+
+    @wid.pipeline(name="sensors", source={"format": "json", "path": "land", "stream": True,
+                                         "schema": "k STRING, ts LONG, v DOUBLE"},
+                  window=Window(kind="tumbling", duration_ms=60_000, ...),
+                  target={"kind": "sqlite", "path": "out.sqlite", "table": "windows"})
+    def sensors():
+        "Per-sensor minute counts."
+
+    wid.run_pipeline(sensors)            # batch or streaming, by its source
+    toml_text = wid.dumps_pipeline(sensors)  # the same TOML `wid run` accepts
+
+`source`, `target`, `dead_letter` and `stream` take the spec dataclasses or
+the TOML tables as dicts; bad fields raise ConfigError naming them, exactly
+as loading the TOML would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from wid.spec.pipeline import PipelineSpec, SinkSpec, SourceSpec, StreamSpec, default_sinks
+from wid.spec.toml_io import build
+from wid.spec.window import Window
+
+
+def _part(cls: type, value: Any, path: str) -> Any:
+    return value if isinstance(value, cls) else build(cls, value, path)
+
+
+def pipeline(*, name: str, source: SourceSpec | dict[str, Any], window: Window,
+             transform_sql: str | None = None, target: SinkSpec | dict[str, Any] | None = None,
+             dead_letter: SinkSpec | dict[str, Any] | None = None, stream: StreamSpec | dict[str, Any] | None = None,
+             spark: dict[str, Any] | None = None, base_dir: str = ".") -> Callable[[Callable[..., Any]], PipelineSpec]:
+    """Declare a pipeline; the decorated function is replaced by its
+    `PipelineSpec` (its body is not run; its docstring documents the
+    pipeline). Defaults follow the TOML: SQLite ``<name>.sqlite`` for
+    results and dead letters, the available-now trigger. Raises ConfigError
+    naming the field."""
+    target_default, dead_default = default_sinks(name)
+    spec = PipelineSpec(
+        name=name, source=_part(SourceSpec, source, "source"), window=window,
+        target=target_default if target is None else _part(SinkSpec, target, "target"),
+        dead_letter=dead_default if dead_letter is None else _part(SinkSpec, dead_letter, "dead_letter"),
+        transform_sql=transform_sql, spark=dict(spark or {}),
+        stream=StreamSpec() if stream is None else _part(StreamSpec, stream, "stream"), base_dir=base_dir)
+
+    def decorate(_: Callable[..., Any]) -> PipelineSpec:
+        return spec
+    return decorate
+
+
+__all__ = ["pipeline"]
