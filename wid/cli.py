@@ -90,8 +90,8 @@ def _run_stream(spec: Any, debug: bool, quiet: bool, metrics_port: int | None) -
     """Run a streaming pipeline, printing one line per micro-batch."""
     from datetime import UTC, datetime
 
-    from wid.metrics import Metrics
     from wid.batch_pipeline import session_for
+    from wid.metrics import Metrics
     from wid.stream_pipeline import run_stream
 
     def line(t: Any) -> None:

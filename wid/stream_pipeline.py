@@ -20,11 +20,11 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from wid.batch_pipeline import compile_pipeline
 from wid.errors import StateCapError, WidError
 from wid.io import dead_letter, sinks
 from wid.io.sources import resolve
 from wid.metrics import Metrics
-from wid.batch_pipeline import compile_pipeline
 from wid.spark import stream_query
 from wid.spark.batch import WindowResult
 from wid.spark.errors import translate
