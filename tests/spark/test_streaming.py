@@ -72,14 +72,17 @@ def late_key_ms(window: Window, ts: int) -> int:
 
 
 def model(batches: list[list[dict[str, Any]]], window: Window) -> tuple[list[dict[str, Any]], list[int], int]:
-    """(rows accepted, late rows per batch, the final watermark) under Spark's rule."""
+    """(rows accepted, late rows per batch, the final watermark) under
+    Spark's rule; rows without an event time are neither (they are rejected)."""
+    col = window.event_time_column or ""
     accepted, late, seen = [], [], None
     wm_before, wm = 0, 0
     for batch in batches:
-        dropped = [r for r in batch if late_key_ms(window, r["ts"]) <= wm_before]
+        timed = [r for r in batch if r[col] is not None]
+        dropped = [r for r in timed if late_key_ms(window, r[col]) <= wm_before]
         late.append(len(dropped))
-        accepted += [r for r in batch if r not in dropped]
-        seen = max([seen or 0, *[r["ts"] for r in batch]]) if batch else seen
+        accepted += [r for r in timed if r not in dropped]
+        seen = max([seen or 0, *[r[col] for r in timed]]) if timed else seen
         wm_before, wm = wm, max(wm, (seen or 0) - window.lateness_ms)
     return accepted, late, wm
 
