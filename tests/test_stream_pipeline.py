@@ -90,3 +90,33 @@ def _iso(us: int) -> str:
     from datetime import UTC, datetime, timedelta
 
     return (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=us)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def test_explain_names_the_native_path_and_the_generous_fallback(spark: Any, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from wid.batch_pipeline import compile_pipeline
+    from wid.spark.explain import explain
+
+    land(tmp_path / "land", [[json.dumps(r) for r in good_rows(3)]])
+    spec = load_pipeline(write_pipeline(tmp_path, "hopping"))
+    ex = explain(compile_pipeline(spark, spec), spec.window, spec)
+    assert ex.form.startswith("native: pane stage") and ex.operators.get("StateStoreSave") == 2
+    assert any("dropped" in w for w in ex.warnings) and ex.state.startswith("streaming")
+    generous = replace(spec, window=replace(spec.window, late_mode="generous"))
+    ex = explain(compile_pipeline(spark, generous), generous.window, generous)
+    assert ex.form.startswith("native copy form") and "generous" in ex.why
+    assert ex.operators.get("StateStoreSave") == 1 and any("copied" in n for n in ex.notes)
+
+
+def test_missing_kafka_connector_is_named_with_its_fix(spark: Any) -> None:
+    import pytest
+
+    from wid.errors import MissingDependencyError
+    from wid.io.sources import read_source
+    from wid.spec.pipeline import SourceSpec
+
+    source = SourceSpec("kafka", options={"kafka.bootstrap.servers": "127.0.0.1:9", "subscribe": "events"})
+    with pytest.raises(MissingDependencyError) as err:
+        read_source(spark, source)
+    assert "spark-sql-kafka-0-10" in str(err.value) and "spark.jars.packages" in err.value.fix

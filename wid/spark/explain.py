@@ -82,6 +82,9 @@ def warnings(spec: PipelineSpec | None, window: Window) -> list[str]:
     for a in window.aggregations:
         if a.agg == "count_distinct" and a.mode == "approximate":
             out.append(f"'{a.as_}' is approximate (HLL, about 0.81 % standard error)")
+    if spec is not None and spec.source.is_stream and window.late_data == "drop":
+        out.append(f"rows arriving after their window was emitted (lateness_ms = {window.lateness_ms}) are dropped; "
+                   "they are counted (wid_late_rows_total), not stored")
     total, _ = state_bound(window)
     if total is not None and total > GB:
         out.append(f"the streaming state bound is {total / GB:.1f} GB, above 1 GB")
@@ -115,9 +118,14 @@ def explain(result: WindowResult, window: Window, spec: PipelineSpec | None = No
     plan = physical_plan(result.output)
     ops: dict[str, int] = {}
     for op in re.findall(r"\b(Exchange|Sort|Window|HashAggregate|ObjectHashAggregate|SortAggregate|Generate|"
-                         r"BroadcastExchange|BroadcastNestedLoopJoin|Expand|MapInArrow)\b", plan):
+                         r"BroadcastExchange|BroadcastNestedLoopJoin|Expand|MapInArrow|StateStoreSave|"
+                         r"SessionWindowStateStoreSave)\b", plan):
         ops[op] = ops.get(op, 0) + 1
     _, state = state_bound(window)
-    batch_state = "batch: one partial per (group, pane), at most one per input row; nothing is kept between runs"
+    if result.output.isStreaming:
+        state = f"streaming, in Spark's state store (checkpointed with the query): {state}"
+    else:
+        state = ("batch: one partial per (group, pane), at most one per input row; nothing is kept between runs. "
+                 f"Streaming: {state}")
     return Explanation(window.kind, result.planned.form, result.planned.why, result.planned.notes,
-                       f"{batch_state}. Streaming: {state}", tuple(warnings(spec, window)), ops, plan)
+                       state, tuple(warnings(spec, window)), ops, plan)

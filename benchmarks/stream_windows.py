@@ -1,0 +1,121 @@
+"""Streaming windows: wid's native streaming path against hand-written Spark
+Structured Streaming queries computing the same results, side by side.
+
+    python -m benchmarks.stream_windows [--rows 5000000] [--keys 1000] [--files 8] [--per-trigger 2]
+
+Data: `rows` events, `keys` keys, uniform event times over one day, written
+once as `files` Parquet files sorted by time into a landing directory, read
+with the available-now trigger, `per-trigger` files per micro-batch.
+Lateness 10 minutes. Queries (count, sum, min, max, avg of v per key and
+window), each written by ``foreachBatch`` to Spark's ``noop`` sink:
+
+- wid tumbling 1 min              vs  withWatermark + groupBy(k, window(ts, 1 min))
+- wid hopping 60 min / 1 min      vs  withWatermark + groupBy(k, window(ts, 60 min, 1 min))
+
+Each query runs on a fresh checkpoint; the rows emitted and the sum of the
+counts must agree between wid and the hand-written query before timings are
+reported. Throughput is rows / wall-clock seconds from start to the end of
+the available-now run, after one untimed warm-up query. Targets (issue 3): wid >= 0.9x the hand-written
+query for tumbling, >= 10x for hopping 60/1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+import wid
+from benchmarks.batch_windows import AGGS, spark_aggs
+from benchmarks.harness import events, machine, session
+from wid.spec import Window
+
+LATENESS_MS = 600_000
+
+
+def windows() -> dict[str, Window]:
+    common: dict[str, Any] = {"event_time_column": "ts", "group_by": ["k"], "aggregations": AGGS,
+                              "lateness_ms": LATENESS_MS, "max_groups_per_window": 1_000_000}
+    return {"tumbling": Window(kind="tumbling", duration_ms=60_000, **common),
+            "hopping": Window(kind="hopping", duration_ms=3_600_000, hop_ms=60_000, late_mode="consistent", **common)}
+
+
+def hand_written(stream: DataFrame, kind: str) -> DataFrame:
+    span = F.window("ts", "1 minute") if kind == "tumbling" else F.window("ts", "60 minutes", "1 minute")
+    return stream.withWatermark("ts", f"{LATENESS_MS // 1000} seconds").groupBy("k", span).agg(*spark_aggs())
+
+
+def run(output: DataFrame, mode: str, checkpoint: str) -> tuple[float, tuple[int, int]]:
+    """Seconds until the available-now run ends, and (rows, sum of n) emitted."""
+    totals = [0, 0]
+
+    def handle(df: DataFrame, _: int) -> None:
+        df = df.persist()
+        row = df.agg(F.count("*"), F.sum("n")).first()
+        totals[0] += int(row[0])
+        totals[1] += int(row[1] or 0)
+        df.write.format("noop").mode("overwrite").save()
+        df.unpersist()
+
+    started = time.perf_counter()
+    query = (output.writeStream.outputMode(mode).foreachBatch(handle).option("checkpointLocation", checkpoint)
+             .trigger(availableNow=True).start())
+    query.awaitTermination()
+    return time.perf_counter() - started, (totals[0], totals[1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=5_000_000)
+    parser.add_argument("--keys", type=int, default=1000)
+    parser.add_argument("--files", type=int, default=8)
+    parser.add_argument("--per-trigger", type=int, default=2)
+    parser.add_argument("--kinds", default="tumbling,hopping")
+    args = parser.parse_args()
+    spark = session()
+    work = Path(tempfile.mkdtemp(prefix="wid-stream-bench-"))
+    land = work / "land"
+    # each file holds one time range, in order: the stream arrives in event-time order
+    events(spark, args.rows, args.keys).select("k", "ts", "v").repartitionByRange(args.files, "ts").sortWithinPartitions(
+        "ts").write.parquet(str(land))
+    schema = spark.read.parquet(str(land)).schema
+
+    def source() -> DataFrame:
+        return spark.readStream.schema(schema).option("maxFilesPerTrigger", args.per_trigger).parquet(str(land))
+
+    results: dict[str, Any] = {}
+    # warm-up (untimed): the first streaming query in a JVM pays for class loading and JIT
+    run(hand_written(source(), "tumbling"), "append", str(work / "ck-warm-up"))
+    for kind in args.kinds.split(","):
+        window = windows()[kind]
+        queries: dict[str, Callable[[], DataFrame]] = {
+            f"wid_{kind}": lambda w=window: wid.window_result(source(), w).output,
+            f"spark_{kind}": lambda k=kind: hand_written(source(), k),
+        }
+        for name, query in queries.items():
+            seconds, sums = run(query(), "append", str(work / f"ck-{name}"))
+            results[name] = {"seconds": seconds, "rows_per_s": args.rows / seconds, "emitted": sums}
+            print(f"  {name:18s} {seconds:8.2f} s  {args.rows / seconds:12,.0f} rows/s  emitted {sums}", flush=True)
+        assert results[f"wid_{kind}"]["emitted"] == results[f"spark_{kind}"]["emitted"], results
+        ratio = results[f"wid_{kind}"]["rows_per_s"] / results[f"spark_{kind}"]["rows_per_s"]
+        results[f"ratio_{kind}"] = ratio
+        target = ">= 0.9" if kind == "tumbling" else ">= 10"
+        print(f"  wid / hand-written throughput, {kind}: {ratio:.2f}x (target {target})", flush=True)
+    print(f"machine: {machine()}; {args.rows:,} rows, {args.keys:,} keys, local[2], "
+          f"{args.files} files, {args.per_trigger} per trigger")
+    out = Path(__file__).parent / "results" / f"stream_windows_{args.keys}.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps({"machine": machine(), **vars(args), "results": results}, indent=2, default=str))
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
