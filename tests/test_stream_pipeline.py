@@ -120,3 +120,20 @@ def test_missing_kafka_connector_is_named_with_its_fix(spark: Any) -> None:
     with pytest.raises(MissingDependencyError) as err:
         read_source(spark, source)
     assert "spark-sql-kafka-0-10" in str(err.value) and "spark.jars.packages" in err.value.fix
+
+
+def test_rate_micro_batch_source_runs_once_and_accounts_for_its_rows(spark: Any, tmp_path: Path) -> None:
+    from wid.spec.toml_io import loads_pipeline
+
+    text = pipeline_toml('kind = "tumbling"\nduration_ms = 1000', name="rate").replace(
+        'format = "json"\npath = "land"\nstream = true\nschema = "k STRING, ts LONG, v DOUBLE"\n'
+        'options = { maxFilesPerTrigger = "1" }', 'format = "rate-micro-batch"\noptions = { rowsPerBatch = "100", advanceMillisPerBatch = "5000" }')
+    text = text.replace('event_time_unit = "ms"\n', "").replace('"ts"', '"timestamp"').replace(
+        'group_by = ["k"]', 'group_by = ["parity"]').replace('column = "v"', 'column = "value"')
+    text = text.replace("[transform.window]", '[transform]\nsql = "SELECT *, value % 2 AS parity FROM source"\n\n'
+                        "[transform.window]") + '\n[stream]\ntrigger = "once"\n'
+    spec = loads_pipeline(text, base_dir=str(tmp_path))
+    assert spec.source.is_stream and spec.stream.trigger == "once"
+    report = run_stream(spec, spark)
+    assert report.identity_holds and len(report.batches) == 1
+    assert report.total("rows_in") == report.total("rows_aggregated") == 100  # one batch: nothing late

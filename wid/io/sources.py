@@ -11,7 +11,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from wid.errors import ConfigError, MissingDependencyError
 from wid.spark.columns import CORRUPT
-from wid.spec.pipeline import SourceSpec
+from wid.spec.pipeline import STREAM_ONLY, SourceSpec
 
 
 def resolve(path: str, base_dir: str) -> str:
@@ -59,7 +59,7 @@ def read_stream(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> D
     connector when it is not on the classpath."""
     options = {k: str(v) for k, v in spec.options.items()}
     reader = spark.readStream.options(**options)
-    if spec.format in ("rate", "kafka"):
+    if spec.format in STREAM_ONLY:
         try:
             return reader.format(spec.format).load()
         except Exception as err:

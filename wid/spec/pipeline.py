@@ -11,9 +11,9 @@ from wid.errors import ConfigError
 from wid.spec.names import check_name
 from wid.spec.window import Window
 
-SOURCE_FORMATS = ("csv", "json", "parquet", "python", "rate", "kafka")
+SOURCE_FORMATS = ("csv", "json", "parquet", "python", "rate", "rate-micro-batch", "kafka")
 FILE_FORMATS = ("csv", "json", "parquet")
-STREAM_ONLY = ("rate", "kafka")
+STREAM_ONLY = ("rate", "rate-micro-batch", "kafka")
 TRIGGERS = ("available-now", "once")
 SINK_KINDS = ("sqlite", "postgres", "parquet", "console")
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
@@ -36,7 +36,8 @@ class SourceSpec:
     - `stream`: read the files as a landing directory with Spark Structured
       Streaming (new files are picked up as they land); a streaming file
       source needs `schema`. ``rate`` (Spark's rate source: ``timestamp``,
-      ``value``) and ``kafka`` (Spark's Kafka format: ``key``, ``value``,
+      ``value``; ``rate-micro-batch`` is its variant with a fixed
+      ``rowsPerBatch``, deterministic across restarts) and ``kafka`` (Spark's Kafka format: ``key``, ``value``,
       ``topic``, ``partition``, ``offset``, ``timestamp``; parse `value` in
       the `[transform] sql` pre-stage) are always streams.
     - `name`: the SQL view name the `[transform] sql` pre-stage reads
