@@ -177,3 +177,28 @@ def test_what_needs_the_wid_operator_is_named(spark: Any, tmp_path: Path, kw: di
     with pytest.raises(ConfigError) as err:
         wid.aggregate(feed(spark, tmp_path, [[]]), Window(**{**base, **kw}))
     assert err.value.field == field
+
+
+@pytest.mark.parametrize("holistic", [False, True])
+@pytest.mark.parametrize(("kind", "late_mode"), [("tumbling", "generous"), ("hopping", "consistent"),
+                                                 ("hopping", "generous")])
+def test_every_aggregation_streams_like_the_oracle(spark: Any, tmp_path: Path, kind: str, late_mode: str,
+                                                   holistic: bool) -> None:
+    """All aggregations of DESIGN.md section 4 (with a second column `w`),
+    in order within the lateness, split into three micro-batches."""
+    from tests.spark.test_differential import all_aggregations
+
+    rng = random.Random(5)
+    rows = [{"k": rng.choice("ab"), "ts": 1_000_000 + i * 900 + rng.randrange(500),
+             "v": rng.choice([None, -2.5, 0.0, 1.0, 3.25, float(rng.randrange(50))]),
+             "w": rng.choice([None, 1.0, 2.0, 7.0])} for i in range(60)]
+    window = window_for(kind, aggregations=all_aggregations(holistic), late_mode=late_mode)
+    global SCHEMA
+    saved, SCHEMA = SCHEMA, "k string, ts long, v double, w double"
+    try:
+        sink, tallies = run(spark, tmp_path, [rows[:20], rows[20:45], rows[45:]], window)
+    finally:
+        SCHEMA = saved
+    wm = max(r["ts"] for r in rows) - window.lateness_ms
+    assert tallies[-1].watermark_ms == wm and sum(t.rows_late for t in tallies) == 0
+    assert_same(sink, emitted(rows, window, wm), window)

@@ -43,7 +43,7 @@ from pyspark.sql import functions as F
 
 from wid.aggregates.spark import Moments, SparkAgg, value
 from wid.spark import panes
-from wid.spark.columns import TS
+from wid.spark.columns import TS, floor_div, lit_long
 from wid.spark.plan import Ctx, Planned, assemble, where_label
 from wid.spec.window import Window
 
@@ -70,8 +70,6 @@ def native_problem(window: Window) -> tuple[str, str] | None:
         why = ("Spark refuses update mode for session windows" if w.kind == "session"
                else "a pane stage chained with a window stage runs in append mode only")
         return "emit", f"emit = 'on_update' for {w.kind} windows on a stream ({why})"
-    if w.time_mode == "event" and w.kind == "session" and w.gap_column is None and not w.gap_ms:
-        return "gap_ms", "a session gap"
     return None
 
 
@@ -88,13 +86,19 @@ def _span_us() -> tuple[Column, Column]:
     return F.unix_micros(F.col(f"{SPAN}.start")), F.unix_micros(F.col(f"{SPAN}.end"))
 
 
-def _direct(ctx: Ctx, rows: DataFrame, span: Column, keys: list[str]) -> tuple[DataFrame, list[SparkAgg]]:
+def _direct(ctx: Ctx, rows: DataFrame, span: Column, keys: list[str],
+            counted: Column | None = None) -> tuple[DataFrame, list[SparkAgg]]:
     """``groupBy(keys, span)`` with the hidden row count first, then every
-    aggregation evaluated directly."""
+    aggregation evaluated directly. When `span` copies a row into several
+    windows, `counted` selects the one copy that counts it (see `hopping`)."""
     start, end = _span_us()
     aggs = ctx.aggs(where_label(start, end, ctx.pipeline))
     partial = [e.alias(panes.field(i, k)) for i, a in enumerate(aggs) for k, e in a.partial().items()]
-    grouped = rows.groupBy(*keys, span.alias(SPAN)).agg(F.count(F.lit(1)).alias(ROWS), *partial)
+    rows_count = F.count(F.lit(1))
+    if counted is not None:
+        rows, span = rows.select("*", span.alias(SPAN)), F.col(SPAN)
+        rows_count = F.count(F.when(counted, F.lit(1)))
+    grouped = rows.groupBy(*keys, span.alias(SPAN)).agg(rows_count.alias(ROWS), *partial)
     return grouped.observe(CLOSED, F.sum(ROWS).alias("rows")), aggs
 
 
@@ -139,7 +143,10 @@ def hopping(ctx: Ctx) -> Planned:
     rows = _event(ctx.rows, w.lateness_ms)
     why_not = _pane_plan_fits(ctx)
     if why_not is not None:
-        grouped, aggs = _direct(ctx, rows, F.window(EVENT, _ms(d), _ms(h), _origin(w, h)), keys)
+        # a row counts once, in its last window: it is aggregated somewhere unless that copy is late too
+        last_start = floor_div(F.col(TS) - lit_long(w.origin_ms * 1000), h * 1000) * (h * 1000) + w.origin_ms * 1000
+        span = F.window(EVENT, _ms(d), _ms(h), _origin(w, h))
+        grouped, aggs = _direct(ctx, rows, span, keys, counted=_span_us()[0] == last_start)
         out = _finish_direct(grouped, aggs, keys)
         return Planned(assemble(out, w, F.col("_wid_start"), F.col("_wid_end")),
                        "native copy form: window(ts, duration, hop)", why_not,
