@@ -137,13 +137,14 @@ def run_stream(spec: PipelineSpec, spark: SparkSession,
     query = stream_query.start(tagged(result), spec.window, checkpoint, handle, spec.stream.spark_trigger(),
                                name=f"wid-{spec.name}")
     seen = -1
+    tallier = stream_query.Tallier(spark, checkpoint)
     try:
         while True:
             done = query.awaitTermination(0.5)
             for progress in query.recentProgress:
                 if int(progress["batchId"]) > seen:
                     seen = int(progress["batchId"])
-                    tally = stream_query.tally(spark, checkpoint, progress)
+                    tally = tallier.batch(progress)
                     report.batches.append(tally)
                     if metrics is not None:
                         metrics.batch(tally, progress)

@@ -59,7 +59,8 @@ def run(spark: Any, root: Path, batches: list[list[dict[str, Any]]], window: Win
 
     query = stream_query.start(result.output, window, str(root / "ck"), handle, {"availableNow": True})
     query.awaitTermination()
-    tallies = [stream_query.tally(spark, str(root / "ck"), p) for p in query.recentProgress]
+    tallier = stream_query.Tallier(spark, str(root / "ck"))
+    tallies = [tallier.batch(p) for p in query.recentProgress]
     return sink, tallies
 
 

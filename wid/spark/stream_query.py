@@ -3,8 +3,8 @@
 
 `start` writes the window stage through ``foreachBatch`` (every wid sink is a
 batch writer that upserts by natural key, so a replayed batch overwrites
-itself). `tally` turns one micro-batch's progress into counts, reading the
-state store for exact late rows (`wid.spark.accounting`).
+itself). `Tallier` turns each micro-batch's progress into counts, reading
+the state store for exact late rows (`wid.spark.accounting`).
 """
 
 from __future__ import annotations
@@ -75,21 +75,37 @@ def _watermark_ms(progress: Any) -> int:
     return since // timedelta(milliseconds=1)  # exact: no float seconds
 
 
-def tally(spark: SparkSession, checkpoint: str, progress: Any) -> BatchTally:
-    """The counts of the micro-batch `progress` describes (a
-    ``StreamingQueryProgress``), with late rows counted exactly."""
-    batch = int(progress["batchId"])
-    good = _observed(progress, GOOD)
-    stage = accounting.first_stage(spark, checkpoint)
-    if stage is None:
+class Tallier:
+    """Tallies the micro-batches of one query, in order, with late rows
+    counted exactly. Remembers the rows held in state after the last batch
+    and the first stage's operator id, so each batch reads the state store
+    once."""
+
+    def __init__(self, spark: SparkSession, checkpoint: str) -> None:
+        self.spark, self.checkpoint = spark, checkpoint
+        self.stage: int | None = None
+        self.held: dict[int, int] = {}
+
+    def _held(self, batch: int) -> int:
+        if batch not in self.held:
+            assert self.stage is not None
+            self.held = {batch: accounting.state_rows(self.spark, self.checkpoint, self.stage, batch)}
+        return self.held[batch]
+
+    def batch(self, progress: Any) -> BatchTally:
+        """The counts of the micro-batch `progress` describes (a
+        ``StreamingQueryProgress``)."""
+        batch = int(progress["batchId"])
+        good = _observed(progress, GOOD)
+        if self.stage is None:
+            self.stage = accounting.first_stage(self.spark, self.checkpoint)
         added = 0
-    else:
-        held = accounting.state_rows(spark, checkpoint, stage, batch)
-        before = accounting.state_rows(spark, checkpoint, stage, batch - 1)
-        added = accounting.accepted(held, before, _observed(progress, CLOSED))
-    rows_in = good + _observed(progress, REJECTED)
-    duration = int((progress["durationMs"] or {}).get("triggerExecution", 0))
-    return BatchTally(batch, rows_in, good, good - added, added, _watermark_ms(progress), duration)
+        if self.stage is not None:
+            before = self._held(batch - 1)
+            added = accounting.accepted(self._held(batch), before, _observed(progress, CLOSED))
+        rows_in = good + _observed(progress, REJECTED)
+        duration = int((progress["durationMs"] or {}).get("triggerExecution", 0))
+        return BatchTally(batch, rows_in, good, good - added, added, _watermark_ms(progress), duration)
 
 
-__all__ = ["BatchTally", "Handler", "start", "tally"]
+__all__ = ["BatchTally", "Handler", "Tallier", "start"]
