@@ -137,3 +137,26 @@ def test_rate_micro_batch_source_runs_once_and_accounts_for_its_rows(spark: Any,
     report = run_stream(spec, spark)
     assert report.identity_holds and len(report.batches) == 1
     assert report.total("rows_in") == report.total("rows_aggregated") == 100  # one batch: nothing late
+
+
+def test_two_sources_in_toml_run_on_the_minimum_watermark(spark: Any, tmp_path: Path) -> None:
+    import wid
+
+    ahead, behind = good_rows(30), good_rows(10)
+    land(tmp_path / "land", [[json.dumps(r) for r in ahead]])
+    land(tmp_path / "land2", [[json.dumps(r) for r in behind] + ['{"k": null, "ts": 1700000000000, "v": 1.0}']])
+    text = pipeline_toml('kind = "tumbling"\nduration_ms = 10000', name="two").replace("[source]", "[[source]]")
+    second = text[text.index("[[source]]"):text.index("[transform.window]")].replace(
+        'path = "land"', 'path = "land2"') + 'name = "second"\n\n'
+    text = text.replace("[transform.window]", second + "[transform.window]", 1)
+    spec = wid.loads_pipeline(text, base_dir=str(tmp_path))
+    assert [s.name for s in spec.sources] == ["source", "second"]
+    assert wid.loads_pipeline(wid.dumps_pipeline(spec), base_dir=str(tmp_path)) == spec
+    report = run_stream(spec, spark)
+    wm = max(r["ts"] for r in behind) - spec.window.lateness_ms
+    assert report.batches[-1].watermark_ms == wm and report.identity_holds
+    assert report.total("rows_in") == 41 and report.total("rows_rejected") == 1
+    want = [w for w in evaluate(ahead + behind, spec.window).rows if w["window_end"] <= wm * 1000]
+    got = table(tmp_path / "out.sqlite", "windows")
+    assert sorted((g["k"], g["n"], g["total"]) for g in got) == sorted((w["k"], w["n"], w["total"]) for w in want)
+    assert [d["source"] for d in table(tmp_path / "out.sqlite", "dead_letter")] == ["second"]

@@ -58,15 +58,17 @@ def session_for(spec: PipelineSpec) -> SparkSession:
 
 
 def compile_pipeline(spark: SparkSession, spec: PipelineSpec) -> WindowResult:
-    """Read the source, apply the SQL pre-stage and compile the window.
+    """Read the sources, apply the SQL pre-stage and compile the window.
     Raises ConfigError for a bad source path, bad SQL or missing columns."""
-    df = read_source(spark, spec.source, spec.base_dir)
-    if spec.transform_sql:
-        df.createOrReplaceTempView(spec.source.name)
-        try:
-            df = spark.sql(spec.transform_sql)
-        except Exception as err:
-            raise (translate(err, "transform.sql") or err) from None
+    frames = {s.name: read_source(spark, s, spec.base_dir) for s in spec.sources}
+    if not spec.transform_sql:
+        return window_result(frames, spec.window, pipeline=spec.name)
+    for name, df in frames.items():
+        df.createOrReplaceTempView(name)
+    try:
+        df = spark.sql(spec.transform_sql)
+    except Exception as err:
+        raise (translate(err, "transform.sql") or err) from None
     return window_result(df, spec.window, pipeline=spec.name, source=spec.source.name)
 
 

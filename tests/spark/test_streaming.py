@@ -218,3 +218,23 @@ def test_every_aggregation_streams_like_the_oracle(spark: Any, tmp_path: Path, k
     wm = max(r["ts"] for r in rows) - window.lateness_ms
     assert tallies[-1].watermark_ms == wm and sum(t.rows_late for t in tallies) == 0
     assert_same(sink, emitted(rows, window, wm), window)
+
+
+def test_several_sources_watermark_is_their_minimum(spark: Any, tmp_path: Path) -> None:
+    """Two sources, one ahead in event time: windows are emitted only up to
+    the slower source's watermark (DESIGN.md section 5)."""
+    window = window_for("tumbling")
+    fast = [{"k": "a", "ts": 1_000_000 + i * 2_000, "v": 1.0} for i in range(40)]
+    slow = [{"k": "b", "ts": 1_000_000 + i * 1_000, "v": 2.0} for i in range(20)]
+    sources = {"fast": feed(spark, tmp_path / "fast", [fast]), "slow": feed(spark, tmp_path / "slow", [slow])}
+    result = wid.window_result(sources, window)
+    sink: list[dict[str, Any]] = []
+    query = stream_query.start(result.output, window, str(tmp_path / "ck"),
+                               lambda df, _: sink.extend(collect(df, window)), {"availableNow": True})
+    query.awaitTermination()
+    tallier = stream_query.Tallier(spark, str(tmp_path / "ck"))
+    tallies = [tallier.batch(p) for p in query.recentProgress]
+    wm = min(max(r["ts"] for r in fast), max(r["ts"] for r in slow)) - window.lateness_ms
+    assert tallies[-1].watermark_ms == wm
+    assert sum(t.rows_in for t in tallies) == 60 and sum(t.rows_late for t in tallies) == 0
+    assert_same(sink, emitted(fast + slow, window, wm), window)

@@ -4,8 +4,9 @@ per row or per key; Spark's own operators do all the work."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import reduce
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -51,10 +52,14 @@ class WindowResult:
     punctuations: DataFrame | None = None
 
 
-def window_result(df: DataFrame, window: Window, *, pipeline: str = "wid", source: str = "source") -> WindowResult:
+def window_result(df: DataFrame | Mapping[str, DataFrame], window: Window, *, pipeline: str = "wid",
+                  source: str = "source") -> WindowResult:
     """Compile `window` over the batch DataFrame `df`.
 
-    `df` is a batch or a streaming DataFrame; on a stream the window runs on
+    `df` is a batch or a streaming DataFrame, or several named ones
+    (``{"name": DataFrame}``) whose rows are unioned by column name (each
+    source's name goes into its dead letters); on a stream each source gets
+    its own watermark and the window stage runs on their minimum. On a stream the window runs on
     Spark's own streaming operators (`wid.spark.streaming`), the output is a
     streaming DataFrame to write in `wid.spark.streaming.output_mode(window)`,
     and `max_groups_per_window` is enforced by the pipeline's sink writer.
@@ -70,21 +75,36 @@ def window_result(df: DataFrame, window: Window, *, pipeline: str = "wid", sourc
     `max_distinct_values_per_group`) fail when the output is computed; see
     `wid.spark.errors.translate`.
     """
-    punctuations = None
-    if window.punctuation is not None:
-        marked = F.coalesce(F.expr(window.punctuation.predicate), F.lit(False))
-        punctuations, df = df.where(marked), df.where(~marked)
-    prepared = prepare(df, window)
-    good = prepared.where(F.col(REASON).isNull()).drop(REASON)
-    if df.isStreaming:
+    sources = dict(df) if isinstance(df, Mapping) else {source: df}
+    punctuation_rows, prepared_by = [], {}
+    for name, frame in sources.items():
+        if window.punctuation is not None:
+            marked = F.coalesce(F.expr(window.punctuation.predicate), F.lit(False))
+            punctuation_rows.append(frame.where(marked))
+            frame = frame.where(~marked)
+        prepared_by[name] = prepare(frame, window)
+    punctuations = _union(punctuation_rows) if punctuation_rows else None
+    prepared = _union(list(prepared_by.values()))
+    dead = _union([dead_letters(p, name) for name, p in prepared_by.items()])
+    if any(frame.isStreaming for frame in sources.values()):
         check_streamable(window)
+        good = _union([streaming.with_event(_good(p), window.lateness_ms) for p in prepared_by.values()])
+        good = good.observe(streaming.GOOD, F.count(F.lit(1)).alias("rows"))
         planned = streaming.PLANS[window.kind](Ctx(window, good, pipeline))
-        dead = dead_letters(prepared, source).observe(streaming.REJECTED, F.count(F.lit(1)).alias("rows"))
+        dead = dead.observe(streaming.REJECTED, F.count(F.lit(1)).alias("rows"))
         return WindowResult(planned.output, dead, prepared, planned, punctuations)
-    planned = PLANS[window.kind](Ctx(window, good, pipeline))
+    planned = PLANS[window.kind](Ctx(window, _good(prepared), pipeline))
     output = enforce_group_cap(planned.output, window, pipeline)
     planned = Planned(output, planned.form, planned.why, planned.notes)
-    return WindowResult(output, dead_letters(prepared, source), prepared, planned, punctuations)
+    return WindowResult(output, dead, prepared, planned, punctuations)
+
+
+def _good(prepared: DataFrame) -> DataFrame:
+    return prepared.where(F.col(REASON).isNull()).drop(REASON)
+
+
+def _union(frames: list[DataFrame]) -> DataFrame:
+    return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
 
 
 def check_streamable(window: Window) -> None:
@@ -101,7 +121,7 @@ def check_streamable(window: Window) -> None:
                           "set max_groups_per_window to the most groups one window may hold")
 
 
-def aggregate(df: DataFrame, window: Window, *, pipeline: str = "wid") -> DataFrame:
+def aggregate(df: DataFrame | Mapping[str, DataFrame], window: Window, *, pipeline: str = "wid") -> DataFrame:
     """The windowed aggregation of `df` (see `window_result`).
 
     Rows rejected as bad input are not in the result; call `window_result`

@@ -77,8 +77,12 @@ def _ms(value_ms: int) -> str:
     return f"{value_ms} milliseconds"
 
 
-def _event(rows: DataFrame, lateness_ms: int) -> DataFrame:
-    rows = rows.observe(GOOD, F.count(F.lit(1)).alias("rows"))
+def with_event(rows: DataFrame, lateness_ms: int) -> DataFrame:
+    """`rows` (with `TS`) plus `EVENT`, the event time as a timestamp with
+    Spark's watermark ``max(event time) - lateness_ms``. Applied to each
+    source before they are unioned, so the watermark of the window stage is
+    the minimum over the sources (Spark's default
+    ``spark.sql.streaming.multipleWatermarkPolicy = min``)."""
     return rows.withColumn(EVENT, F.timestamp_micros(F.col(TS))).withWatermark(EVENT, _ms(lateness_ms))
 
 
@@ -115,8 +119,7 @@ def _origin(w: Window, hop_ms: int) -> str:
 def tumbling(ctx: Ctx) -> Planned:
     w = ctx.window
     d = w.duration_ms or 0
-    rows = _event(ctx.rows, w.lateness_ms)
-    grouped, aggs = _direct(ctx, rows, F.window(EVENT, _ms(d), _ms(d), _origin(w, d)), list(w.group_by))
+    grouped, aggs = _direct(ctx, ctx.rows, F.window(EVENT, _ms(d), _ms(d), _origin(w, d)), list(w.group_by))
     out = _finish_direct(grouped, aggs, list(w.group_by))
     return Planned(assemble(out, w, F.col("_wid_start"), F.col("_wid_end")),
                    "native: withWatermark + window() aggregation", "a row is in exactly one tumbling window")
@@ -140,7 +143,7 @@ def hopping(ctx: Ctx) -> Planned:
     w = ctx.window
     d, h = w.duration_ms or 0, w.hop_ms or 0
     keys = list(w.group_by)
-    rows = _event(ctx.rows, w.lateness_ms)
+    rows = ctx.rows
     why_not = _pane_plan_fits(ctx)
     if why_not is not None:
         # a row counts once, in its last window: it is aggregated somewhere unless that copy is late too
@@ -170,8 +173,7 @@ def sessions(ctx: Ctx) -> Planned:
     w = ctx.window
     gap = _ms(w.gap_ms or 0) if w.gap_column is None else F.make_dt_interval(
         secs=F.col(w.gap_column).cast("decimal(20,3)") / 1000)
-    rows = _event(ctx.rows, w.lateness_ms)
-    grouped, aggs = _direct(ctx, rows, F.session_window(EVENT, gap), list(w.group_by))
+    grouped, aggs = _direct(ctx, ctx.rows, F.session_window(EVENT, gap), list(w.group_by))
     out = _finish_direct(grouped, aggs, list(w.group_by))
     return Planned(assemble(out, w, F.col("_wid_start"), F.col("_wid_end")),
                    "native: withWatermark + session_window() aggregation", "sessions merge inside Spark's state",
@@ -186,4 +188,4 @@ def output_mode(window: Window) -> str:
     return "update" if window.emit == "on_update" else "append"
 
 
-__all__ = ["CLOSED", "GOOD", "REJECTED", "NATIVE_KINDS", "PLANS", "ROWS", "native_problem", "output_mode"]
+__all__ = ["CLOSED", "GOOD", "REJECTED", "with_event", "NATIVE_KINDS", "PLANS", "ROWS", "native_problem", "output_mode"]

@@ -11,8 +11,8 @@ TOML form field for field (DESIGN.md section 7).
     wid.run_pipeline(sensors)            # batch or streaming, by its source
     toml_text = wid.dumps_pipeline(sensors)  # the same TOML `wid run` accepts
 
-`source`, `target`, `dead_letter` and `stream` take the spec dataclasses or
-the TOML tables as dicts; bad fields raise ConfigError naming them, exactly
+`source` (one, or a list of several named sources), `target`, `dead_letter`
+and `stream` take the spec dataclasses or the TOML tables as dicts; bad fields raise ConfigError naming them, exactly
 as loading the TOML would.
 """
 
@@ -30,7 +30,10 @@ def _part(cls: type, value: Any, path: str) -> Any:
     return value if isinstance(value, cls) else build(cls, value, path)
 
 
-def pipeline(*, name: str, source: SourceSpec | dict[str, Any], window: Window,
+SourceArg = SourceSpec | dict[str, Any]
+
+
+def pipeline(*, name: str, source: SourceArg | list[SourceArg], window: Window,
              transform_sql: str | None = None, target: SinkSpec | dict[str, Any] | None = None,
              dead_letter: SinkSpec | dict[str, Any] | None = None, stream: StreamSpec | dict[str, Any] | None = None,
              spark: dict[str, Any] | None = None, base_dir: str = ".") -> Callable[[Callable[..., Any]], PipelineSpec]:
@@ -40,8 +43,10 @@ def pipeline(*, name: str, source: SourceSpec | dict[str, Any], window: Window,
     results and dead letters, the available-now trigger. Raises ConfigError
     naming the field."""
     target_default, dead_default = default_sinks(name)
+    listed = source if isinstance(source, list) else [source]
+    first, *more = [_part(SourceSpec, s, f"source[{i}]" if len(listed) > 1 else "source") for i, s in enumerate(listed)]
     spec = PipelineSpec(
-        name=name, source=_part(SourceSpec, source, "source"), window=window,
+        name=name, source=first, more_sources=tuple(more), window=window,
         target=target_default if target is None else _part(SinkSpec, target, "target"),
         dead_letter=dead_default if dead_letter is None else _part(SinkSpec, dead_letter, "dead_letter"),
         transform_sql=transform_sql, spark=dict(spark or {}),

@@ -166,6 +166,11 @@ class PipelineSpec:
     rows going to `dead_letter`.
 
     `stream` says how a streaming source runs (ignored in batch).
+    `more_sources` are further sources (TOML: several ``[[source]]``
+    tables), each with its own `name`: without `transform_sql` their rows
+    are unioned by column name, each source keeping its own watermark, and
+    the window stage runs on the minimum over sources; `transform_sql` reads
+    each by its name (its watermark then applies after the pre-stage).
     `spark` holds Spark settings (``master``, and ``conf`` keys); the embedded
     default is ``local[*]``. `base_dir` is the directory relative paths are
     resolved against (the TOML file's directory); it is not serialised.
@@ -179,13 +184,23 @@ class PipelineSpec:
     transform_sql: str | None = None
     spark: dict[str, Any] = field(default_factory=dict)
     stream: StreamSpec = field(default_factory=StreamSpec)
+    more_sources: tuple[SourceSpec, ...] = ()
     base_dir: str = field(default=".", compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
             raise ConfigError("name", f"pipeline name must be letters, digits, - and _, got {self.name!r}")
+        names = [s.name for s in self.sources]
+        if len(set(names)) != len(names):
+            raise ConfigError("source.name", f"sources need distinct names, got {names}",
+                              'give each [[source]] a name = "..."')
         if self.transform_sql is not None and not self.transform_sql.strip():
             raise ConfigError("transform.sql", "is empty", "remove [transform] sql or write a query")
+
+
+    @property
+    def sources(self) -> tuple[SourceSpec, ...]:
+        return (self.source, *self.more_sources)
 
 
 def default_sinks(name: str) -> tuple[SinkSpec, SinkSpec]:

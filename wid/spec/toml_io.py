@@ -158,7 +158,11 @@ def loads_pipeline(text: str, base_dir: str = ".") -> PipelineSpec:
         raise ConfigError("name", "missing", 'add name = "my-pipeline" at the top')
     if "source" not in doc:
         raise ConfigError("source", "missing", "add a [source] table")
-    source = build(SourceSpec, doc["source"], "source")
+    tables = doc["source"] if isinstance(doc["source"], list) else [doc["source"]]
+    if not tables:
+        raise ConfigError("source", "missing", "add a [source] table")
+    source, *more = [build(SourceSpec, t, f"source[{i}]" if len(tables) > 1 else "source")
+                     for i, t in enumerate(tables)]
     transform = doc.get("transform", {})
     if not isinstance(transform, dict):
         raise ConfigError("transform", "must be a table")
@@ -176,7 +180,8 @@ def loads_pipeline(text: str, base_dir: str = ".") -> PipelineSpec:
         raise ConfigError("spark", "must be a table")
     stream = build(StreamSpec, doc["stream"], "stream") if "stream" in doc else StreamSpec()
     return PipelineSpec(name=name, source=source, window=window, target=target, dead_letter=dead,
-                        transform_sql=transform.get("sql"), spark=spark, stream=stream, base_dir=base_dir)
+                        transform_sql=transform.get("sql"), spark=spark, stream=stream, more_sources=tuple(more),
+                        base_dir=base_dir)
 
 
 def load_pipeline(path: str | Path) -> PipelineSpec:
@@ -193,7 +198,9 @@ def dumps_pipeline(spec: PipelineSpec) -> str:
     if spec.transform_sql is not None:
         transform["sql"] = spec.transform_sql
     transform["window"] = window_to_table(spec.window)
-    doc: dict[str, Any] = {"name": spec.name, "source": _dump(spec.source), "transform": transform,
+    sources = [_dump(s) for s in spec.sources]
+    doc: dict[str, Any] = {"name": spec.name, "source": sources if spec.more_sources else sources[0],
+                           "transform": transform,
                            "target": _dump(spec.target), "dead_letter": _dump(spec.dead_letter)}
     if spec.spark:
         doc["spark"] = spec.spark
