@@ -54,7 +54,8 @@ def session_for(spec: PipelineSpec) -> SparkSession:
     defaults to ``local[*]``; ``conf`` holds Spark configuration keys)."""
     conf = dict(spec.spark.get("conf", {}))
     conf.setdefault("spark.sql.execution.arrow.pyspark.enabled", "true")
-    return spark_session(master=spec.spark.get("master"), app_name=f"wid-{spec.name}", conf=conf)
+    session: SparkSession = spark_session(master=spec.spark.get("master"), app_name=f"wid-{spec.name}", conf=conf)
+    return session
 
 
 def compile_pipeline(spark: SparkSession, spec: PipelineSpec) -> WindowResult:

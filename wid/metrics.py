@@ -29,14 +29,14 @@ class Metrics:
     def __init__(self, pipeline: str, kind: str, late_policy: str, sources: tuple[str, ...] = ("source",)) -> None:
         self.registry = CollectorRegistry()
         self.kind, self.policy, self.sources = kind, late_policy, sources
-        labels = {"registry": self.registry, "namespace": "wid"}
-        self.rows_in = Counter("rows_in", f"Rows read by pipeline {pipeline}", **labels)
-        self.rows_rejected = Counter("rows_rejected", "Rows sent to the dead letters with a reason", **labels)
-        self.late = Counter("late_rows", "Late rows, by late-data policy", ["policy"], **labels)
-        self.emitted = Counter("windows_emitted", "Window rows written to the target", ["kind"], **labels)
-        self.active = Gauge("windows_active", "Windows held in the window stage's state", **labels)
-        self.groups = Gauge("state_groups", "Rows held across all state stores", **labels)
-        self.watermark = Gauge("watermark_seconds", "Event-time watermark (epoch seconds)", ["source"], **labels)
+        r, ns = self.registry, "wid"
+        self.rows_in = Counter("rows_in", f"Rows read by pipeline {pipeline}", registry=r, namespace=ns)
+        self.rows_rejected = Counter("rows_rejected", "Rows sent to the dead letters with a reason", registry=r, namespace=ns)
+        self.late = Counter("late_rows", "Late rows, by late-data policy", ["policy"], registry=r, namespace=ns)
+        self.emitted = Counter("windows_emitted", "Window rows written to the target", ["kind"], registry=r, namespace=ns)
+        self.active = Gauge("windows_active", "Windows held in the window stage's state", registry=r, namespace=ns)
+        self.groups = Gauge("state_groups", "Rows held across all state stores", registry=r, namespace=ns)
+        self.watermark = Gauge("watermark_seconds", "Event-time watermark (epoch seconds)", ["source"], registry=r, namespace=ns)
         self.late.labels(policy=late_policy)
         self.emitted.labels(kind=kind)
 

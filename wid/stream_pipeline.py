@@ -87,7 +87,7 @@ def check_cap(windows: DataFrame, window: Window, pipeline: str) -> None:
     over = windows.groupBy(start, end).count().where(F.col("count") > cap).first()
     if over is not None:
         def iso(t: Any) -> str:
-            return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+            return str(t.strftime("%Y-%m-%dT%H:%M:%SZ"))
         raise StateCapError(f"window state cap hit: max_groups_per_window={cap} reached on window "
                             f"[{iso(over[0])}, {iso(over[1])}) for pipeline {pipeline}")
 
@@ -140,7 +140,7 @@ def run_stream(spec: PipelineSpec, spark: SparkSession,
     tallier = stream_query.Tallier(spark, checkpoint)
     try:
         while True:
-            done = query.awaitTermination(0.5)
+            done = query.awaitTermination(1)
             for progress in query.recentProgress:
                 if int(progress["batchId"]) > seen:
                     seen = int(progress["batchId"])

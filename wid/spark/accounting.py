@@ -45,6 +45,7 @@ def state_rows(spark: SparkSession, checkpoint: str, operator_id: int, batch_id:
     state = (spark.read.format("statestore").option("operatorId", operator_id).option("batchId", batch_id)
              .load(checkpoint))
     value_type = state.schema["value"].dataType
+    assert isinstance(value_type, T.StructType)
     # buffer fields may share names (count, sum); rename them by position
     renamed = T.StructType([T.StructField(f"f{i}", f.dataType) for i, f in enumerate(value_type.fields)])
     total = state.agg(F.sum(F.col("value").cast(renamed).getField(f"f{_count_field(value_type)}"))).first()

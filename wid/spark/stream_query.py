@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.streaming.query import StreamingQuery
 
 from wid.spark import accounting
 from wid.spark.streaming import CLOSED, GOOD, REJECTED
