@@ -185,6 +185,7 @@ def test_bad_rows_are_rejected_and_counted(spark: Any, tmp_path: Path) -> None:
     ({"kind": "tumbling", "duration_ms": 10_000, "late_data": "dlq"}, "late_data"),
     ({"kind": "session", "gap_ms": 1_000, "emit": "on_update"}, "emit"),
     ({"kind": "hopping", "duration_ms": 30_000, "hop_ms": 10_000, "emit": "on_update"}, "emit"),
+    ({"kind": "tumbling", "duration_ms": 10_000, "emit": "on_update"}, "emit"),
     ({"kind": "tumbling", "duration_ms": 10_000, "max_groups_per_window": None}, "max_groups_per_window"),
 ])
 def test_what_needs_the_wid_operator_is_named(spark: Any, tmp_path: Path, kw: dict[str, Any], field: str) -> None:

@@ -3,8 +3,7 @@
 A spec compiles to ``withWatermark(lateness_ms)`` and Spark's streaming
 aggregation wherever that gives exactly the declared semantics:
 
-- **tumbling**: ``groupBy(keys, window(ts, d))``; ``emit = "on_close"`` runs
-  in append mode, ``"on_update"`` in update mode.
+- **tumbling**: ``groupBy(keys, window(ts, d))`` in append mode.
 - **hopping** with ``hop_ms`` dividing ``duration_ms`` and
   ``late_mode = "consistent"``: a pane stage (``window(ts, hop)``) chained
   with a window stage (``window(window_time(pane), d, hop)``) in append mode.
@@ -25,8 +24,11 @@ aggregation wherever that gives exactly the declared semantics:
   previous micro-batch's watermark.
 
 Everything else (count, rolling and landmark windows, punctuations,
-``late_data`` ``dlq``/``reopen``, sessions or hopping windows emitted
-``on_update``) needs the WID operator; `native_problem` names the feature
+``late_data`` ``dlq``/``reopen``, ``emit = "on_update"``) needs the WID
+operator. Update mode is refused even for tumbling windows, where Spark
+supports it: windows it evicts without an update are not observable, so
+the late rows of a micro-batch could not be counted exactly, and the
+accounting identity is not negotiable. `native_problem` names the feature
 and `window_result` raises a ConfigError naming it.
 
 Every stage carries a hidden row count (`ROWS`, the first aggregate, hence
@@ -66,10 +68,11 @@ def native_problem(window: Window) -> tuple[str, str] | None:
         return "punctuation", "punctuations on a stream"
     if w.late_data != "drop":
         return "late_data", f"late_data = '{w.late_data}' on a stream (Spark's operators can only drop late rows)"
-    if w.emit == "on_update" and w.kind != "tumbling":
-        why = ("Spark refuses update mode for session windows" if w.kind == "session"
-               else "a pane stage chained with a window stage runs in append mode only")
-        return "emit", f"emit = 'on_update' for {w.kind} windows on a stream ({why})"
+    if w.emit == "on_update":
+        why = {"session": "Spark refuses update mode for session windows",
+               "hopping": "a pane stage chained with a window stage runs in append mode only"}.get(
+            w.kind, "in update mode evicted windows are not observable, so late rows could not be counted exactly")
+        return "emit", f"emit = 'on_update' on a stream ({why})"
     return None
 
 
