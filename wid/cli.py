@@ -46,7 +46,9 @@ def validate(pipeline: PipelineArg, debug: DebugOpt = False) -> None:
     spec = _guard(debug, lambda: load_pipeline(pipeline))
     w = spec.window
     console.print(f"[green]ok[/]: pipeline [bold]{spec.name}[/], {w.kind} window, "
-                  f"{len(w.aggregations)} aggregation(s), source {spec.source.format}, target {spec.target.kind}")
+                  f"{len(w.aggregations)} aggregation(s), "
+                  f"source {', '.join(s.format for s in spec.sources)}{' (stream)' if spec.source.is_stream else ''}, "
+                  f"target {spec.target.kind}")
 
 
 @app.command()
