@@ -28,7 +28,7 @@ from wid.metrics import Metrics
 from wid.spark import stream_query
 from wid.spark.batch import WindowResult
 from wid.spark.errors import translate
-from wid.spark.plan import natural_key
+from wid.spark.plan import group_cap_message, natural_key
 from wid.spec.pipeline import PipelineSpec
 from wid.spec.window import Window
 
@@ -88,8 +88,7 @@ def check_cap(windows: DataFrame, window: Window, pipeline: str) -> None:
     if over is not None:
         def iso(t: Any) -> str:
             return str(t.strftime("%Y-%m-%dT%H:%M:%SZ"))
-        raise StateCapError(f"window state cap hit: max_groups_per_window={cap} reached on window "
-                            f"[{iso(over[0])}, {iso(over[1])}) for pipeline {pipeline}")
+        raise StateCapError(group_cap_message(cap, pipeline) % (iso(over[0]), iso(over[1])))
 
 
 def batch_writer(spec: PipelineSpec, columns: list[str], on_rows: Callable[[int], None]) -> stream_query.Handler:

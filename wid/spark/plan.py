@@ -65,6 +65,15 @@ def assemble(df: DataFrame, window: Window, start_us: Column, end_us: Column, wi
     return df.select(*head, *window.key_columns, *[a.as_ for a in window.aggregations])
 
 
+GROUP_CAP = "window state cap hit: max_groups_per_window={cap} reached on window [%s, %s) for pipeline {pipeline}"
+
+
+def group_cap_message(cap: int, pipeline: str) -> str:
+    """DESIGN.md section 5's message, with ``%s`` for the window's UTC bounds
+    (pipeline names hold no ``%``; see `wid.spec.pipeline`)."""
+    return GROUP_CAP.format(cap=cap, pipeline=pipeline)
+
+
 def enforce_group_cap(out: DataFrame, window: Window, pipeline: str) -> DataFrame:
     """Fail loudly when a window holds more groups than
     `max_groups_per_window` (DESIGN.md section 5 message format)."""
@@ -73,10 +82,8 @@ def enforce_group_cap(out: DataFrame, window: Window, pipeline: str) -> DataFram
         return out
     start, end = window.window_start_column, window.window_end_column
     per_window = F.count(F.lit(1)).over(W.partitionBy(start, end))
-    message = F.concat(
-        F.lit(f"window state cap hit: max_groups_per_window={cap} reached on window ["),
-        F.date_format(F.col(start), "yyyy-MM-dd'T'HH:mm:ss'Z'"), F.lit(", "),
-        F.date_format(F.col(end), "yyyy-MM-dd'T'HH:mm:ss'Z'"), F.lit(f") for pipeline {pipeline}"))
+    message = F.format_string(group_cap_message(cap, pipeline), F.date_format(F.col(start), "yyyy-MM-dd'T'HH:mm:ss'Z'"),
+                              F.date_format(F.col(end), "yyyy-MM-dd'T'HH:mm:ss'Z'"))
     checked = out.withColumn("_wid_groups", per_window)
     return checked.where(F.when(F.col("_wid_groups") > cap, F.raise_error(message)).otherwise(F.lit(True))).drop(
         "_wid_groups")
