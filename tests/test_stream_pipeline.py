@@ -160,3 +160,18 @@ def test_two_sources_in_toml_run_on_the_minimum_watermark(spark: Any, tmp_path: 
     got = table(tmp_path / "out.sqlite", "windows")
     assert sorted((g["k"], g["n"], g["total"]) for g in got) == sorted((w["k"], w["n"], w["total"]) for w in want)
     assert [d["source"] for d in table(tmp_path / "out.sqlite", "dead_letter")] == ["second"]
+
+
+def test_group_cap_on_a_stream_fails_with_the_design_message(spark: Any, tmp_path: Path) -> None:
+    import pytest
+
+    from wid.errors import StateCapError
+    from wid.spec.toml_io import loads_pipeline
+
+    land(tmp_path / "land", [[json.dumps(r) for r in good_rows(30)]])
+    text = pipeline_toml('kind = "tumbling"\nduration_ms = 10000', name="capped").replace(
+        "max_groups_per_window = 1000", "max_groups_per_window = 1")
+    with pytest.raises(StateCapError) as err:
+        run_stream(loads_pipeline(text, base_dir=str(tmp_path)), spark)
+    assert "window state cap hit: max_groups_per_window=1 reached on window [2023-11-14T22:13:20Z, " in str(err.value)
+    assert str(err.value).endswith(") for pipeline capped")
