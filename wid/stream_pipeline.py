@@ -78,13 +78,14 @@ def tagged(result: WindowResult) -> DataFrame:
 
 def check_cap(windows: DataFrame, window: Window, pipeline: str) -> None:
     """Raise StateCapError (DESIGN.md section 5 message) when an emitted
-    window holds more groups than `max_groups_per_window`. In update mode
-    only the groups updated in this micro-batch are seen."""
+    window holds more groups than `max_groups_per_window`, naming the
+    earliest such window (so the message does not depend on partitioning).
+    In update mode only the groups updated in this micro-batch are seen."""
     cap = window.max_groups_per_window
     if cap is None:
         return
     start, end = window.window_start_column, window.window_end_column
-    over = windows.groupBy(start, end).count().where(F.col("count") > cap).first()
+    over = windows.groupBy(start, end).count().where(F.col("count") > cap).orderBy(start, end).first()
     if over is not None:
         def iso(t: Any) -> str:
             return str(t.strftime("%Y-%m-%dT%H:%M:%SZ"))
