@@ -85,7 +85,7 @@ def _split(rows: Sequence[Row], w: Window) -> tuple[list[dict[str, Any]], list[D
     good: list[dict[str, Any]] = []
     dead: list[DeadLetter] = []
     for row in rows:
-        reason = _reject_reason(row, w)
+        reason = reject_reason(row, w)
         if reason is not None:
             dead.append(DeadLetter(reason, row))
             continue
@@ -94,7 +94,9 @@ def _split(rows: Sequence[Row], w: Window) -> tuple[list[dict[str, Any]], list[D
     return good, dead
 
 
-def _reject_reason(row: Row, w: Window) -> str | None:
+def reject_reason(row: Row, w: Window) -> str | None:
+    """Why `row` cannot be windowed (DESIGN.md section 5), or None: a null
+    event time, a null key, a bad session gap, a time before the landmark."""
     if row.get(w.event_time_column or "") is None:
         return reasons.NULL_EVENT_TIME
     for col in w.key_columns:
@@ -120,7 +122,8 @@ def _time_key(w: Window) -> Any:
     return lambda r: (r[TS], sql_sort_key(r[tb]) if tb else ())
 
 
-def _emit(w: Window, head: dict[str, Any], extent: Sequence[Row]) -> dict[str, Any]:
+def window_row(w: Window, head: dict[str, Any], extent: Sequence[Row]) -> dict[str, Any]:
+    """`head` (window and group columns) plus every aggregation over `extent`."""
     out = dict(head)
     tkey = _time_key(w)
     for agg in w.aggregations:
@@ -147,7 +150,7 @@ def _time_windows(good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]
     for (wid, *keys), extent in buckets.items():
         start, end = assigner.bounds(wid)
         head = {w.window_start_column: start, w.window_end_column: end, **dict(zip(w.group_by, keys, strict=True))}
-        out.append(_emit(w, head, extent))
+        out.append(window_row(w, head, extent))
     return out
 
 
@@ -160,7 +163,7 @@ def _sessions(good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
         gaps = [ms_to_us(r[w.gap_column] if w.gap_column else w.gap_ms or 0) for r in members]
         for start, end, idx in sessionize([(r[TS], g) for r, g in zip(members, gaps, strict=True)]):
             head = {w.window_start_column: start, w.window_end_column: end, **dict(zip(w.group_by, keys, strict=True))}
-            out.append(_emit(w, head, [members[i] for i in idx]))
+            out.append(window_row(w, head, [members[i] for i in idx]))
     return out
 
 
@@ -190,7 +193,7 @@ def _count(good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
             for gkeys, rows in groups.items():
                 head = {w.window_start_column: start, w.window_end_column: end, w.window_id_column: wid,
                         **dict(zip(w.partition_by, pkeys, strict=True)), **dict(zip(w.group_by, gkeys, strict=True))}
-                out.append(_emit(w, head, rows))
+                out.append(window_row(w, head, rows))
             wid += 1
     return out
 
@@ -212,5 +215,5 @@ def _rolling(good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
             t = members[i]
             extent = [by_time[j] for j in rolling_extent(times, t[TS], d)]
             head = {k: v for k, v in t.items() if k != TS}
-            out.append(_emit(w, head, extent))
+            out.append(window_row(w, head, extent))
     return out

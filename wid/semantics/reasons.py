@@ -17,3 +17,4 @@ def null_key(column: str) -> str:
 def bad_gap(column: str) -> str:
     """The reason for a NULL or non-positive per-row session gap."""
     return f"null or non-positive session gap: {column}"
+LATE = "late: its window was already emitted"
