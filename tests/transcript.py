@@ -84,3 +84,12 @@ def load(path: Path) -> Transcript:
 
 def all_transcripts() -> list[Transcript]:
     return [load(p) for p in sorted(HERE.glob("*.toml"))]
+
+
+def schema_of(transcript: Transcript) -> Any:
+    """The pyarrow schema of a transcript's rows (every column any row has)."""
+    import pyarrow as pa
+
+    rows = [r for b in transcript.batches for _, r in b.rows]
+    names = sorted({k for r in rows for k in r})
+    return pa.Table.from_pylist([{k: r.get(k) for k in names} for r in rows]).schema

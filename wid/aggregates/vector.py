@@ -33,7 +33,12 @@ Parts = dict[str, pa.Array]
 
 
 class CapError(RuntimeError):
-    """A distinct-value cap was hit; the message says which and where."""
+    """A cap was hit; the message says which. `index` is the position of the
+    offending group in the merged partials, for the caller to name its window."""
+
+    def __init__(self, message: str, index: int = 0) -> None:
+        super().__init__(message)
+        self.index = index
 
 
 def _sorted_by(ids: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -177,17 +182,17 @@ class VectorAgg:
         return {k: "sum" for k in _FIELDS[kind]}
 
     # -- finishing --------------------------------------------------------------------
-    def finish(self, parts: Parts, where: list[str] | None = None) -> pa.Array:
+    def finish(self, parts: Parts) -> pa.Array:
         """The output values. For moments `parts` holds the merged forms
-        (n, qx[, qy, cxy]) or the pane forms (n, mx, vx[, ...]). `where`
-        describes each group's window, for cap messages."""
+        (n, qx[, qy, cxy]) or the pane forms (n, mx, vx[, ...]). Raises
+        CapError when an exact distinct count exceeds its cap."""
         kind = _KIND[self.name]
         if kind == "moments":
             return _finish_moments(self.name, _central(parts))
         if kind == "ordered":
             return pc.struct_field(parts["k"], "v")
         if kind == "holistic":
-            return self._finish_holistic(parts["l"], where)
+            return self._finish_holistic(parts["l"])
         if self.name == "count":
             return pc.cast(parts["n"].fill_null(0), pa.int64())
         if kind in ("avg", "paired") and self.name != "wsum":
@@ -195,14 +200,13 @@ class VectorAgg:
             return pc.divide(s, pc.if_else(pc.equal(w, 0.0), pa.scalar(None, pa.float64()), w))
         return parts["v"]
 
-    def _finish_holistic(self, lists: pa.Array, where: list[str] | None) -> pa.Array:
+    def _finish_holistic(self, lists: pa.Array) -> pa.Array:
         sizes = pc.list_value_length(lists).to_numpy(zero_copy_only=False).astype(np.int64)
         if self.name == "count_distinct":
             cap = self.distinct_cap
             if cap is not None and (sizes > cap).any():
-                i = int(np.argmax(sizes > cap))
                 raise CapError(f"distinct-value cap hit: max_distinct_values_per_group={cap} reached by "
-                               f"aggregation '{self.alias}' in {where[i] if where else 'a window'}")
+                               f"aggregation '{self.alias}'", int(np.argmax(sizes > cap)))
             return pa.array(sizes)
         return _percentiles(lists, sizes, 50.0 if self.name == "med" else (self.percent or 0.0))
 

@@ -1,0 +1,91 @@
+"""Running the WID operator's shards without Spark: micro-batches of rows in
+(as the streaming oracle takes them), the shards' outputs as the oracle's
+`BatchResult`s out. Rows are packed exactly as the Spark plan packs them
+(`wid.spark.operator.packing`), only the hashing to shards differs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from wid.semantics.oracle import DeadLetter, reject_reason
+from wid.semantics.stream_oracle import BatchResult, Emission, LateRow, MicroBatch
+from wid.semantics.timeunits import event_time_us
+from wid.spark.operator.engines import make_engine
+from wid.spark.operator.packing import BATCH_MS, SHARD, read_summaries, split, summarize
+from wid.spark.operator.plan import operator_spec
+from wid.spark.operator.shard import MemoryStore, run_batch
+from wid.spark.operator.tables import ORIGINAL, PTIME, PUNCT, SRC, TS
+from wid.spark.operator.time_engine import END, FINAL, START
+from wid.spec.window import Window
+
+Row = dict[str, Any]
+
+
+class LocalOperator:
+    """The operator's shards over in-memory stores."""
+
+    def __init__(self, window: Window, schema: pa.Schema, shards: int = 3,
+                 is_punctuation: Callable[[Any], bool] = lambda _: False) -> None:
+        self.window, self.schema, self.is_punctuation = window, schema, is_punctuation
+        self.spec = operator_spec(window, pipeline="test", shards=shards,
+                                  dead_letter_columns=tuple(schema.names) if window.late_data == "dlq" else ())
+        self.stores = [MemoryStore() for _ in range(shards)]
+
+    def run(self, batches: Sequence[MicroBatch]) -> list[BatchResult]:
+        return [self.step(b) for b in batches]
+
+    def _table(self, batch: MicroBatch, out: BatchResult) -> pa.Table:
+        w = self.window
+        rows: list[Row] = []
+        for source, row in batch.rows:
+            punct = self.is_punctuation(row)
+            if punct:
+                out.punctuations += 1
+            else:
+                out.rows_in += 1
+                reason = reject_reason(row, w)
+                if reason is not None:
+                    out.rejected.append(DeadLetter(reason, row))
+                    continue
+            time_col = (w.punctuation.time_column if punct and w.punctuation else None) or w.event_time_column or ""
+            ts = event_time_us(row.get(time_col), w.event_time_unit)
+            scope = w.punctuation.scope if w.punctuation and w.punctuation.scope else w.group_by
+            full = {c: row.get(c) for c in self.schema.names}
+            rows.append({**full, **{ORIGINAL + c: v for c, v in full.items() if c in self.spec.dead_letter_columns},
+                         TS: None if punct else ts, PTIME: ts if punct else None, SRC: source, PUNCT: punct,
+                         SHARD: hash(tuple(row.get(c) for c in scope)) % len(self.stores), BATCH_MS: batch.batch_ms})
+        extra = [pa.field(ORIGINAL + f.name, f.type) for f in self.schema if f.name in self.spec.dead_letter_columns]
+        schema = pa.schema([*self.schema, *extra, (TS, pa.int64()), (PTIME, pa.int64()), (SRC, pa.string()),
+                            (PUNCT, pa.bool_()), (SHARD, pa.int64()), (BATCH_MS, pa.int64())])
+        return pa.Table.from_pylist(rows, schema=schema)
+
+    def step(self, batch: MicroBatch) -> BatchResult:
+        out = BatchResult()
+        table = self._table(batch, out)
+        scoped = bool(self.window.punctuation and self.window.punctuation.scope)
+        sources, batch_ms = read_summaries([__import__("json").dumps(summarize(table, scoped))]) if table.num_rows \
+            else ({}, batch.batch_ms)
+        for store, part in zip(self.stores, split(table, len(self.stores)), strict=True):
+            shard = run_batch(self.spec, store, make_engine(self.spec, store), part.drop_columns([BATCH_MS]),
+                              sources, batch_ms)
+            out.emitted += self._emissions(shard.windows, shard.retractions)
+            out.late += [LateRow(r[SRC], {c[len(ORIGINAL):]: v for c, v in r.items() if c.startswith(ORIGINAL)},
+                                 r["_wid_reason"]) for r in (shard.late.to_pylist() if shard.late is not None else [])]
+            out.rows_late_dropped += shard.stats["late_dropped"]
+            out.watermark_us = shard.stats["watermark_us"]
+        return out
+
+    def _emissions(self, windows: pa.Table | None, retractions: pa.Table | None) -> list[Emission]:
+        w = self.window
+        found = []
+        for r in windows.to_pylist() if windows is not None else []:
+            row = {w.window_start_column: r[START], w.window_end_column: r[END],
+                   **{k: r[k] for k in w.group_by}, **{a.as_: r[a.as_] for a in w.aggregations}}
+            found.append(Emission(row, final=r[FINAL]))
+        for r in retractions.to_pylist() if retractions is not None else []:
+            row = {w.window_start_column: r[START], w.window_end_column: None, **{k: r[k] for k in w.group_by}}
+            found.append(Emission(row, final=False, retract=True))
+        return found

@@ -1,0 +1,20 @@
+"""The engine of each window kind in the WID operator."""
+
+from __future__ import annotations
+
+from wid.spark.operator.layout import OperatorSpec
+from wid.spark.operator.shard import Engine, Store
+from wid.spark.operator.time_engine import TimeEngine
+
+KINDS = ("tumbling", "hopping")
+
+
+def make_engine(spec: OperatorSpec, store: Store) -> Engine:
+    """The engine for `spec`'s kind, over one shard's `store`. Raises
+    ValueError for a kind the operator does not run."""
+    if spec.kind in ("tumbling", "hopping"):
+        return TimeEngine(spec, store)
+    raise ValueError(f"the WID operator does not run kind = '{spec.kind}'")
+
+
+__all__ = ["KINDS", "make_engine"]

@@ -1,0 +1,85 @@
+"""`OperatorSpec`: what a shard of the WID operator needs to know about a
+window, as plain values that ship to executors (no wid.spec import there;
+`wid.spark.operator.plan` builds it on the driver)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import gcd
+
+from wid.aggregates.vector import VectorAgg
+
+US = 1000
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Time windows in panes of `pane_us`: window w covers panes
+    ``[w*hop, w*hop + length)``, panes are ``floor((ts - origin)/pane)``."""
+
+    pane_us: int
+    length: int
+    hop: int
+    origin_us: int = 0
+
+    def pane_end(self, q: int) -> int:
+        return self.origin_us + (q + 1) * self.pane_us
+
+    def start(self, w: int) -> int:
+        return self.origin_us + w * self.hop * self.pane_us
+
+    def end(self, w: int) -> int:
+        return self.start(w) + self.length * self.pane_us
+
+    def first_window(self, q: int) -> int:
+        """The earliest window holding pane q."""
+        return (q - self.length) // self.hop + 1
+
+    def last_window(self, q: int) -> int:
+        """The latest window holding pane q."""
+        return q // self.hop
+
+
+@dataclass(frozen=True)
+class OperatorSpec:
+    """A window, as the operator's shards see it. Times in microseconds,
+    batch timestamps and idleness in milliseconds."""
+
+    kind: str
+    group_by: tuple[str, ...]
+    aggs: tuple[VectorAgg, ...]
+    aliases: tuple[str, ...]
+    geometry: Geometry | None = None
+    gap_us: int | None = None
+    gap_column: str | None = None
+    scope: tuple[str, ...] = ()
+    lateness_us: int = 0
+    allowed_us: int = 0
+    late_mode: str = "generous"
+    late_data: str = "drop"
+    emit: str = "on_close"
+    idleness_ms: int | None = None
+    max_groups: int | None = None
+    pipeline: str = "wid"
+    shards: int = 1
+    dead_letter_columns: tuple[str, ...] = ()
+
+    @property
+    def reopen(self) -> bool:
+        return self.late_data == "reopen"
+
+    @property
+    def on_update(self) -> bool:
+        return self.emit == "on_update"
+
+
+def geometry_of(kind: str, duration_ms: int | None, hop_ms: int | None, origin_ms: int) -> Geometry:
+    """Tumbling windows are one pane each; hopping windows are panes of
+    ``gcd(duration, hop)`` (DESIGN.md section 6)."""
+    d = (duration_ms or 0) * US
+    h = (hop_ms or duration_ms or 0) * US if kind == "hopping" else d
+    p = gcd(d, h)
+    return Geometry(p, d // p, h // p, origin_ms * US)
+
+
+__all__ = ["Geometry", "OperatorSpec", "geometry_of"]

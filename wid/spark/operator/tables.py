@@ -1,0 +1,67 @@
+"""Arrow helpers of the WID operator: group ids over key columns, Arrow IPC
+blobs, and the operator's internal column names. Runs on executors: imports
+only numpy and pyarrow."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+TS = "_wid_ts"          # event time, epoch microseconds
+SRC = "_wid_src"        # source name
+PUNCT = "_wid_punct"    # True on punctuation rows
+PTIME = "_wid_ptime"    # a punctuation's time, epoch microseconds
+PANE = "_wid_pane"      # pane id
+FILE = "_wid_file"      # the file a row was read from (dead letters)
+ORIGINAL = "_wid_o_"    # prefix of the original columns carried for the dead letter
+NONE = np.iinfo(np.int64).min  # "nothing closed yet" inside vectorised arithmetic only
+
+
+def group_ids(table: pa.Table, keys: Sequence[str]) -> tuple[np.ndarray, int, np.ndarray]:
+    """(id of each row's key in ``[0, n)``, n, the first row of each id).
+    Ids follow the sorted order of the dictionary codes, so they are
+    deterministic for a given table; with no keys every row has id 0."""
+    rows = table.num_rows
+    if not keys or rows == 0:
+        ids = np.zeros(rows, dtype=np.int64)
+        return ids, int(rows > 0), np.zeros(int(rows > 0), dtype=np.int64)
+    combined = np.zeros(rows, dtype=np.int64)
+    for k in keys:
+        enc = pc.dictionary_encode(table.column(k).combine_chunks())
+        codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        combined = combined * (len(enc.dictionary) + 1) + codes
+        _, combined = np.unique(combined, return_inverse=True)
+    uniq, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    return inverse.astype(np.int64), len(uniq), first
+
+
+def to_bytes(table: pa.Table) -> bytes:
+    """`table` as an Arrow IPC stream."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def from_bytes(blob: bytes) -> pa.Table:
+    """The table of an Arrow IPC stream written by `to_bytes`."""
+    return pa.ipc.open_stream(pa.py_buffer(blob)).read_all()
+
+
+def concat(tables: Sequence[pa.Table]) -> pa.Table:
+    """Concatenate tables of one schema (promoting nulls where they differ)."""
+    if len(tables) == 1:
+        return tables[0]
+    return pa.concat_tables(tables, promote_options="default")
+
+
+def ints(table: pa.Table, name: str) -> np.ndarray:
+    """An int64 column as a NumPy array (nulls as 0)."""
+    return np.asarray(table.column(name).fill_null(0).to_numpy(), dtype=np.int64)
+
+
+__all__ = ["FILE", "NONE", "ORIGINAL", "PANE", "PTIME", "PUNCT", "SRC", "TS", "concat", "from_bytes", "group_ids",
+           "ints", "to_bytes"]

@@ -1,0 +1,282 @@
+"""Tumbling and hopping windows in the WID operator: panes in, windows out.
+
+State is one entry per pane (``gcd(duration, hop)`` long; a tumbling window
+is one pane): the partial fields of every group of the shard that has rows
+in it, as an Arrow table. Rows are never kept.
+
+- **late** (Li et al., section 5): window w (end e) takes rows while the
+  group's closing point C is below ``e + A`` (A = `allowed_lateness_ms`
+  under reopen, else 0). ``generous``: a row is late when its last window
+  no longer takes rows; ``consistent``: when its first one does not.
+- **add**: rows become partials per (group, pane), merged into the pane's
+  entry. A generous row added to a pane whose early windows have emitted
+  only reaches the windows emitted later (emitted windows are not
+  recomputed unless reopened), which is exactly the generous mode.
+- **emit**: the windows whose end passes from ``(C_before, C_after]``
+  (final), the reopened windows a row touched (final, corrected), and with
+  ``emit = "on_update"`` the open windows a row touched (partial), each
+  merged from its panes (``length/hop`` pane partials per window).
+- **evict**: a pane goes once its last window is past the budget.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+
+from wid.aggregates.vector import CapError
+from wid.semantics.timeunits import format_us
+from wid.spark.operator.layout import OperatorSpec
+from wid.spark.operator.shard import Closing, Store
+from wid.spark.operator.tables import NONE, PANE, TS, concat, from_bytes, group_ids, ints, to_bytes
+
+START, END, FINAL = "_wid_start", "_wid_end", "_wid_final"
+WMIN = "_wid_wmin"
+
+
+def field(i: int, name: str) -> str:
+    """The column of field `name` of aggregation i in a pane table."""
+    return f"_{i}_{name}"
+
+
+def _iso(us: int) -> str:
+    return format_us(us)[:19] + "Z"
+
+
+def cap_message(spec: OperatorSpec, start_us: int, end_us: int) -> str:
+    """DESIGN.md section 5's cap message for window ``[start, end)``."""
+    return (f"window state cap hit: max_groups_per_window={spec.max_groups} reached on window "
+            f"[{_iso(start_us)}, {_iso(end_us)}) for pipeline {spec.pipeline}")
+
+
+class TimeEngine:
+    """The `wid.spark.operator.shard.Engine` of tumbling and hopping windows."""
+
+    def __init__(self, spec: OperatorSpec, store: Store) -> None:
+        assert spec.geometry is not None
+        self.spec, self.store, self.g = spec, store, spec.geometry
+        raw = store.get("panes")
+        self.index: dict[int, int] = {} if raw is None else {int(k): v for k, v in json.loads(raw).items()}
+        self.cache: dict[int, pa.Table] = {}
+        self.touched: pa.Table | None = None
+
+    # -- geometry, vectorised ----------------------------------------------------
+    def _panes(self, rows: pa.Table) -> np.ndarray:
+        g = self.g
+        return np.floor_divide(ints(rows, TS) - g.origin_us, g.pane_us)
+
+    def _ends(self, w: np.ndarray) -> np.ndarray:
+        g = self.g
+        return g.origin_us + (w * g.hop + g.length) * g.pane_us
+
+    def _windows(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(first, last) window of each pane."""
+        return np.floor_divide(q - self.g.length, self.g.hop) + 1, np.floor_divide(q, self.g.hop)
+
+    # -- late ------------------------------------------------------------------
+    def late(self, rows: pa.Table, before: np.ndarray) -> np.ndarray:
+        first, last = self._windows(self._panes(rows))
+        ref = self._ends(last if self.spec.late_mode == "generous" else first)
+        return (before != NONE) & (before >= ref + self.spec.allowed_us)
+
+    def _first_counted(self, q: np.ndarray, before: np.ndarray) -> np.ndarray:
+        """The earliest window each accepted row counts in (generous: the
+        first that still takes rows; consistent: its first window)."""
+        first, _ = self._windows(q)
+        if self.spec.late_mode == "consistent":
+            return first
+        g = self.g
+        closed = before != NONE
+        safe = np.where(closed, before, 0)
+        open_from = np.floor_divide(safe - self.spec.allowed_us - g.origin_us - g.length * g.pane_us,
+                                    g.hop * g.pane_us) + 1
+        return np.where(closed, np.maximum(first, open_from), first)
+
+    # -- add ---------------------------------------------------------------------
+    def add(self, rows: pa.Table, before: np.ndarray) -> None:
+        if rows.num_rows == 0:
+            return
+        keys = list(self.spec.group_by)
+        q = self._panes(rows)
+        head = rows.select(keys).append_column(PANE, pa.array(q, pa.int64()))
+        ids, n, first = group_ids(head, [*keys, PANE])
+        ts = rows.column(TS).combine_chunks()
+        partial = head.take(pa.array(first))
+        for i, agg in enumerate(self.spec.aggs):
+            for k, v in agg.merge(agg.rows(rows, ts), ids, n).items():
+                partial = partial.append_column(field(i, k), v)
+        wmin = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(wmin, ids, self._first_counted(q, before))
+        self.touched = partial.select([*keys, PANE]).append_column(WMIN, pa.array(wmin))
+        partial = partial.sort_by(PANE)
+        panes = ints(partial, PANE)
+        cuts = np.flatnonzero(np.diff(panes)) + 1
+        for lo, hi in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(panes)]]), strict=True):
+            self._merge_pane(int(panes[lo]), partial.slice(lo, hi - lo).drop_columns([PANE]))
+
+    def _load(self, pane: int) -> pa.Table | None:
+        if pane not in self.cache:
+            blob = self.store.get_pane(pane) if pane in self.index else None
+            if blob is None:
+                return None
+            self.cache[pane] = from_bytes(blob)
+        return self.cache[pane]
+
+    def _merge_pane(self, pane: int, new: pa.Table) -> None:
+        old = self._load(pane)
+        table = new if old is None else self._merge(concat([old, new]))
+        cap = self.spec.max_groups
+        if cap is not None and table.num_rows > cap:
+            g = self.g
+            first, last = g.first_window(pane), g.last_window(pane)
+            raise CapError(cap_message(self.spec, g.start(first), g.end(last if g.hop > 1 else first)))
+        self._save(pane, table)
+
+    def _merge(self, table: pa.Table) -> pa.Table:
+        """Rows of equal group merged into one."""
+        keys = list(self.spec.group_by)
+        ids, n, first = group_ids(table, keys)
+        out = table.select(keys).take(pa.array(first))
+        for i, agg in enumerate(self.spec.aggs):
+            names = [c for c in table.column_names if c.startswith(f"_{i}_")]
+            parts = {c[len(f"_{i}_"):]: table.column(c).combine_chunks() for c in names}
+            for k, v in agg.merge(parts, ids, n).items():
+                out = out.append_column(field(i, k), v)
+        return out
+
+    def _save(self, pane: int, table: pa.Table) -> None:
+        self.cache[pane] = table
+        self.index[pane] = table.num_rows
+        self.store.put_pane(pane, to_bytes(table))
+
+    # -- emit --------------------------------------------------------------------
+    def _pane_range(self, before: Closing, after: Closing) -> tuple[int, int] | None:
+        """Panes the emitted windows can cover, or None when nothing emits.
+        Closing points only rise above the global one, so windows closing
+        now end after the global watermark before the batch."""
+        g = self.g
+        lo, hi = [], []
+        top = after.highest
+        if top is not None and self.index:
+            span = g.hop * g.pane_us
+            last = (top - g.origin_us - g.length * g.pane_us) // span
+            low = before.global_us
+            first = g.first_window(min(self.index)) if low is None else (
+                (low - g.origin_us - g.length * g.pane_us) // span + 1)
+            if first <= last:
+                lo.append(first * g.hop)
+                hi.append(last * g.hop + g.length - 1)
+        if self.touched is not None and (self.spec.reopen or self.spec.on_update):
+            q = ints(self.touched, PANE)
+            lo.append(int((ints(self.touched, WMIN) * g.hop).min()))
+            hi.append(int((np.floor_divide(q, g.hop) * g.hop + g.length - 1).max()))
+        return (min(lo), max(hi)) if lo else None
+
+    def emit(self, before: Closing, after: Closing) -> tuple[pa.Table | None, pa.Table | None]:
+        span = self._pane_range(before, after)
+        if span is None:
+            return None, None
+        panes = sorted(p for p in self.index if span[0] <= p <= span[1])
+        tables = [t.append_column(PANE, pa.array(np.full(t.num_rows, p, dtype=np.int64)))
+                  for p in panes if (t := self._load(p)) is not None and t.num_rows]
+        if not tables:
+            return None, None
+        return self._windows_of(concat(tables), before, after), None
+
+    def _windows_of(self, table: pa.Table, before: Closing, after: Closing) -> pa.Table | None:
+        keys = list(self.spec.group_by)
+        q = ints(table, PANE)
+        first, last = self._windows(q)
+        count = last - first + 1
+        row = np.repeat(np.arange(len(q)), count)
+        w = first[row] + (np.arange(len(row)) - np.repeat(np.cumsum(count) - count, count))
+        end = self._ends(w)
+        bef, aft = before.of(table, self.spec.scope)[row], after.of(table, self.spec.scope)[row]
+        keep = (bef < end) & (end <= aft)
+        touched = self._touched_pairs(table, row, w)
+        if touched is not None:
+            if self.spec.reopen:
+                keep |= touched & (end <= aft)
+            if self.spec.on_update:
+                keep |= touched & (end > aft)
+        row, w, end = row[keep], w[keep], end[keep]
+        if len(row) == 0:
+            return None
+        pairs = table.select(keys).take(pa.array(row)).append_column(PANE, pa.array(w, pa.int64()))
+        ids, n, head = group_ids(pairs, [*keys, PANE])
+        out = pairs.take(pa.array(head))
+        wid = ints(out, PANE)
+        self._check_cap(wid)
+        ends = end[head]
+        result = {START: pa.array(ends - self.g.length * self.g.pane_us), END: pa.array(ends),
+                  FINAL: pa.array(ends <= aft[keep][head])}
+        cols = {**result, **{k: out.column(k) for k in keys}}
+        for i, (agg, alias) in enumerate(zip(self.spec.aggs, self.spec.aliases, strict=True)):
+            parts = {c[len(f"_{i}_"):]: table.column(c).take(pa.array(row)) for c in table.column_names
+                     if c.startswith(f"_{i}_")}
+            try:
+                cols[alias] = agg.finish(agg.merge(parts, ids, n))
+            except CapError as err:
+                w = int(wid[err.index])
+                raise CapError(f"{err} in window [{_iso(self.g.start(w))}, {_iso(self.g.end(w))}) "
+                               f"for pipeline {self.spec.pipeline}") from None
+        return pa.table(cols)
+
+    def _touched_pairs(self, table: pa.Table, row: np.ndarray, w: np.ndarray) -> np.ndarray | None:
+        """For each (pane row, window) pair: did a row of this batch count in
+        that window of that group?"""
+        if self.touched is None or not (self.spec.reopen or self.spec.on_update):
+            return None
+        keys = list(self.spec.group_by)
+        both = concat([table.select(keys), self.touched.select(keys)])
+        gid, _, _ = group_ids(both, keys)
+        q = ints(self.touched, PANE)
+        lo, hi = ints(self.touched, WMIN), np.floor_divide(q, self.g.hop)
+        count = np.maximum(hi - lo + 1, 0)
+        trow = np.repeat(np.arange(len(q)), count)
+        tw = lo[trow] + (np.arange(len(trow)) - np.repeat(np.cumsum(count) - count, count))
+        span = int(max(np.abs(w).max(initial=0), np.abs(tw).max(initial=0))) * 2 + 1
+        mine = gid[: table.num_rows][row] * span + w
+        theirs = gid[table.num_rows:][trow] * span + tw
+        return np.isin(mine, theirs)
+
+    def _check_cap(self, wid: np.ndarray) -> None:
+        cap = self.spec.max_groups
+        if cap is None or len(wid) == 0:
+            return
+        values, counts = np.unique(wid, return_counts=True)
+        if counts.max() > cap:
+            w = int(values[np.argmax(counts > cap)])
+            raise CapError(cap_message(self.spec, self.g.start(w), self.g.end(w)))
+
+    # -- evict ---------------------------------------------------------------------
+    def evict(self, after: Closing) -> None:
+        top = after.highest
+        if top is not None:
+            budget = self.spec.allowed_us
+            done = [p for p in self.index if self.g.end(self.g.last_window(p)) + budget <= top]
+            for p in done:
+                self._evict_pane(p, after, budget)
+        self.store.put("panes", json.dumps(self.index).encode())
+
+    def _evict_pane(self, pane: int, after: Closing, budget: int) -> None:
+        limit = self.g.end(self.g.last_window(pane)) + budget
+        keep = None
+        if after.keyed is not None and after.keyed.num_rows and (after.global_us is None or after.global_us < limit):
+            table = self._load(pane)
+            if table is not None:
+                keep = table.filter(pa.array(after.of(table, self.spec.scope) < limit))
+        if keep is not None and keep.num_rows:
+            self._save(pane, keep)
+            return
+        self.index.pop(pane, None)
+        self.cache.pop(pane, None)
+        self.store.delete_pane(pane)
+
+    def held(self) -> tuple[int, int]:
+        return len(self.index), sum(self.index.values())
+
+
+__all__ = ["END", "FINAL", "START", "TimeEngine", "cap_message", "field"]
