@@ -15,6 +15,8 @@ from wid.errors import ConfigError
 from wid.spark import streaming
 from wid.spark.columns import CORRUPT, PREFIX, REASON
 from wid.spark.count_windows import count_windows
+from wid.spark.operator.engines import KINDS as OPERATOR_KINDS
+from wid.spark.operator.plan import compile_operator, late_rows_of, windows_of
 from wid.spark.plan import Ctx, Planned, enforce_group_cap
 from wid.spark.prepare import prepare
 from wid.spark.rolling import rolling
@@ -43,6 +45,9 @@ class WindowResult:
     - `punctuations`: the rows the window's punctuation predicate marks.
       They are never aggregated and are not data rows: in batch every
       window is complete at the end of input, so they close nothing.
+    - `operator`: on a stream run by the WID operator, its output rows of
+      every kind (windows, retractions, late rows, counts; see
+      `wid.spark.operator.output`), which a pipeline writes in one query.
     """
 
     output: DataFrame
@@ -50,6 +55,7 @@ class WindowResult:
     prepared: DataFrame
     planned: Planned
     punctuations: DataFrame | None = None
+    operator: DataFrame | None = None
 
 
 def window_result(df: DataFrame | Mapping[str, DataFrame], window: Window, *, pipeline: str = "wid",
@@ -87,16 +93,34 @@ def window_result(df: DataFrame | Mapping[str, DataFrame], window: Window, *, pi
     prepared = _union(list(prepared_by.values()))
     dead = _union([dead_letters(p, name) for name, p in prepared_by.items()])
     if any(frame.isStreaming for frame in sources.values()):
-        check_streamable(window)
-        good = _union([streaming.with_event(_good(p), window.lateness_ms) for p in prepared_by.values()])
-        good = good.observe(streaming.GOOD, F.count(F.lit(1)).alias("rows"))
-        planned = streaming.PLANS[window.kind](Ctx(window, good, pipeline))
-        dead = dead.observe(streaming.REJECTED, F.count(F.lit(1)).alias("rows"))
-        return WindowResult(planned.output, dead, prepared, planned, punctuations)
+        marked = dict(zip(sources, punctuation_rows, strict=True)) if punctuation_rows else {}
+        return _stream_result(prepared_by, marked, dead, window, pipeline)
     planned = PLANS[window.kind](Ctx(window, _good(prepared), pipeline))
     output = enforce_group_cap(planned.output, window, pipeline)
     planned = Planned(output, planned.form, planned.why, planned.notes)
     return WindowResult(output, dead, prepared, planned, punctuations)
+
+
+def _stream_result(prepared_by: dict[str, DataFrame], punctuations_by: dict[str, DataFrame], dead: DataFrame,
+                   window: Window, pipeline: str) -> WindowResult:
+    """A stream: Spark's own operators where they give the declared
+    semantics, else the WID operator (`wid.spark.operator`)."""
+    check_streamable(window)
+    prepared = _union(list(prepared_by.values()))
+    punctuations = _union(list(punctuations_by.values())) if punctuations_by else None
+    dead = dead.observe(streaming.REJECTED, F.count(F.lit(1)).alias("rows"))
+    problem = streaming.native_problem(window)
+    if problem is not None:
+        plan = compile_operator(prepared_by, punctuations_by, window, pipeline)
+        windows = windows_of(plan.rows, window)
+        planned = Planned(windows, f"WID operator ({plan.spec.shards} shards, vectorised pane state)",
+                          f"{problem[1]} needs it")
+        dead_letter = dead.unionByName(late_rows_of(plan.rows, plan.spec)) if window.late_data == "dlq" else dead
+        return WindowResult(windows, dead_letter, prepared, planned, punctuations, operator=plan.rows)
+    good = _union([streaming.with_event(_good(p), window.lateness_ms) for p in prepared_by.values()])
+    good = good.observe(streaming.GOOD, F.count(F.lit(1)).alias("rows"))
+    planned = streaming.PLANS[window.kind](Ctx(window, good, pipeline))
+    return WindowResult(planned.output, dead, prepared, planned, punctuations)
 
 
 def _good(prepared: DataFrame) -> DataFrame:
@@ -109,12 +133,12 @@ def _union(frames: list[DataFrame]) -> DataFrame:
 
 def check_streamable(window: Window) -> None:
     """Raise ConfigError naming the field when `window` cannot run on a
-    stream yet: `max_groups_per_window` is mandatory (DESIGN.md section 5),
-    and features that need the WID operator are named."""
+    stream: `max_groups_per_window` is mandatory (DESIGN.md section 5), and
+    a feature neither Spark's operators nor the WID operator runs is named."""
     problem = streaming.native_problem(window)
-    if problem is not None:
+    if problem is not None and window.kind not in OPERATOR_KINDS:
         field, feature = problem
-        raise ConfigError(field, f"{feature} needs the WID streaming operator, which this release does not have",
+        raise ConfigError(field, f"{feature} is not supported on a stream in this release",
                           "run it in batch, or change the field")
     if window.max_groups_per_window is None:
         raise ConfigError("max_groups_per_window", "is mandatory on a stream (state must be bounded)",

@@ -56,13 +56,15 @@ def where_label(start_us: Column, end_us: Column, pipeline: str) -> Column:
     return F.concat(F.lit("window ["), iso(start_us), F.lit(", "), iso(end_us), F.lit(f") for pipeline {pipeline}"))
 
 
-def assemble(df: DataFrame, window: Window, start_us: Column, end_us: Column, wid: Column | None = None) -> DataFrame:
-    """Window columns (timestamps), then the group columns, then the aliases."""
+def assemble(df: DataFrame, window: Window, start_us: Column, end_us: Column, wid: Column | None = None,
+             extra: tuple[Column, ...] = ()) -> DataFrame:
+    """Window columns (timestamps), then the group columns, then the
+    aliases, then any `extra` columns."""
     head = [timestamp_us(start_us).alias(window.window_start_column),
             timestamp_us(end_us).alias(window.window_end_column)]
     if wid is not None:
         head.append(wid.cast("long").alias(window.window_id_column))
-    return df.select(*head, *window.key_columns, *[a.as_ for a in window.aggregations])
+    return df.select(*head, *window.key_columns, *[a.as_ for a in window.aggregations], *extra)
 
 
 GROUP_CAP = "window state cap hit: max_groups_per_window={cap} reached on window [%s, %s) for pipeline {pipeline}"

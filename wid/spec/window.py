@@ -42,6 +42,7 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "rolling": ("duration_ms",),
     "landmark": ("hop_ms", "landmark_ms"),
 }
+FINAL_COLUMN = "is_final"  # with emit = "on_update", says whether a row is the window's final value
 _CHOICES: dict[str, tuple[str, ...]] = {
     "event_time_unit": ("timestamp", "ms", "us"),
     "time_mode": ("event", "processing"),
@@ -109,6 +110,8 @@ class Window:
     `window_id_column` for count windows), then `group_by` columns (count
     windows: `partition_by` then `group_by`), then aggregation aliases in
     declared order. Rolling keeps every input column, then the aggregates.
+    On a stream with ``emit = "on_update"`` a last column ``is_final``
+    says whether the row is the window's final value.
 
     Completeness (DESIGN.md section 5): `lateness_ms`, `source_idleness_ms`,
     `punctuation`, `late_data` (``drop``, ``dlq``, ``reopen`` with
@@ -305,6 +308,8 @@ def _validate_output_names(w: Window) -> None:
     taken: dict[str, str] = {}
     for name in w.output_prefix:
         taken[name] = "a window column"
+    if w.emit == "on_update":
+        taken[FINAL_COLUMN] = "the final flag of emit = 'on_update'"
     for col in w.key_columns:
         if col in taken:
             raise ConfigError("group_by", f"column '{col}' collides with {taken[col]}",

@@ -8,7 +8,9 @@ Arrow IPC blob, plus the partition's per-source summary (largest event time,
 largest global punctuation, batch timestamp) for *every* shard, so that all
 shards advance the same watermark in the same micro-batch. The operator then
 sees a few rows per shard and micro-batch. Its output comes back the same
-way and `unpack` expands it. Runs on executors: numpy, pyarrow and the
+way and `unpack` expands it. (The packed columns' names do not start with
+an underscore: PySpark hands them to the processor through namedtuples,
+which rename such fields.) Runs on executors: numpy, pyarrow and the
 standard library only.
 """
 
@@ -27,9 +29,9 @@ from wid.spark.operator.tables import PTIME, PUNCT, SRC, TS, concat, from_bytes,
 
 SHARD = "_wid_shard"      # shard index of a row, in [0, shards)
 BATCH_MS = "_wid_batch_ms"  # the micro-batch timestamp, epoch ms
-KEY = "_wid_key"          # the operator's grouping key: one value per shard
-DATA = "_wid_data"        # a shard's rows, as an Arrow IPC blob
-SUMMARY = "_wid_summary"  # the partition's per-source summary, JSON
+KEY = "wid_key"           # the operator's grouping key: one value per shard
+DATA = "wid_data"         # a shard's rows, as an Arrow IPC blob
+SUMMARY = "wid_summary"   # the partition's per-source summary, JSON
 PACKED = pa.schema([(KEY, pa.int64()), (DATA, pa.binary()), (SUMMARY, pa.string())])
 
 

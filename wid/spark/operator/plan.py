@@ -1,12 +1,61 @@
-"""Compiling a window to the WID operator's Spark plan (driver side)."""
+"""Compiling a window to the WID operator's Spark plan (driver side).
+
+    prepared rows (per source)  ─┐
+    punctuation rows (per source)┴─ union ─ mapInArrow(pack) ─ groupBy(shard)
+        .transformWithStateInPandas(WidProcessor) ─ mapInArrow(unpack) ─ rows of every kind
+
+Rows are sharded by ``pmod(xxhash64(keys), shards)`` where keys are the
+punctuation scope if there is one (a keyed punctuation must reach the shard
+of its groups), else the group columns. Shard s is grouped under a key value
+that Spark's hash partitioning sends to partition ``s mod P``, so shards
+spread evenly over the tasks. The shard count is
+``spark.wid.operator.shards`` (default: ``spark.sql.shuffle.partitions``);
+it is part of the state's layout, and a restart with another value is
+refused by the shards (see `wid.spark.operator.shard.run_batch`).
+"""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from pyspark import cloudpickle
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
+
+import wid.aggregates.vector
+import wid.semantics.timeunits
+import wid.semantics.watermark
 from wid.aggregates.vector import vector_agg
+from wid.spark.columns import PREFIX, REASON
+from wid.spark.operator import (
+    engines,
+    layout,
+    output,
+    packing,
+    processor,
+    shard,
+    tables,
+    time_engine,
+)
 from wid.spark.operator.layout import OperatorSpec, geometry_of
-from wid.spec.window import Window
+from wid.spark.operator.output import KIND, STATS, unpack
+from wid.spark.operator.packing import BATCH_MS, KEY, PACKED, SHARD, pack
+from wid.spark.operator.processor import OUTPUT_DDL, WidProcessor
+from wid.spark.operator.tables import FILE, ORIGINAL, PTIME, PUNCT, SRC, TS
+from wid.spark.operator.time_engine import END, FINAL, START
+from wid.spark.prepare import prepare
+from wid.spec.window import FINAL_COLUMN, Window
 
 US = 1000
+ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+SHARDS_CONF = "spark.wid.operator.shards"
+REASON_COLUMN = "_wid_reason"
+_SHIPPED = (tables, layout, shard, time_engine, engines, packing, output, processor, wid.aggregates.vector,
+            wid.semantics.watermark, wid.semantics.timeunits)
 
 
 def operator_spec(window: Window, *, pipeline: str, shards: int,
@@ -28,4 +77,129 @@ def operator_spec(window: Window, *, pipeline: str, shards: int,
         dead_letter_columns=dead_letter_columns)
 
 
-__all__ = ["operator_spec"]
+@dataclass(frozen=True)
+class OperatorPlan:
+    """The operator's output rows (every kind, see `wid.spark.operator.output`)
+    and what was compiled."""
+
+    rows: DataFrame
+    spec: OperatorSpec
+
+
+def shard_keys(spark: SparkSession, shards: int, partitions: int) -> list[int]:
+    """For each shard, a key value Spark's hash partitioning over
+    `partitions` sends to partition ``shard mod partitions``."""
+    per = -(-shards // partitions)
+    found: dict[int, list[int]] = {}
+    probe = spark.range(0, 64 * per * partitions).select("id", F.pmod(F.hash("id"), F.lit(partitions)).alias("p"))
+    for row in probe.collect():
+        found.setdefault(int(row["p"]), []).append(int(row["id"]))
+    keys = [found[s % partitions][s // partitions] for s in range(shards)]
+    if len(set(keys)) != shards:
+        raise RuntimeError("could not find a distinct key per shard")  # a hash this skewed is impossible in practice
+    return keys
+
+
+def _needed(window: Window) -> list[str]:
+    cols = [*window.group_by, window.tie_breaker, window.gap_column]
+    cols += [c for a in window.aggregations for c in a.columns]
+    return list(dict.fromkeys(c for c in cols if c))
+
+
+def _data_rows(prepared: DataFrame, window: Window, source: str, dead_letter: bool) -> DataFrame:
+    good = prepared.where(F.col(REASON).isNull())
+    cols: list[Column] = [F.col(c) for c in _needed(window)]
+    cols += [F.col(TS).alias(TS), F.lit(source).alias(SRC), F.lit(False).alias(PUNCT),
+             F.lit(None).cast("long").alias(PTIME)]
+    if dead_letter:
+        originals = [c for c in prepared.columns if not c.startswith(PREFIX)]
+        cols += [F.col(c).alias(ORIGINAL + c) for c in originals]
+        cols.append(F.nullif(F.input_file_name(), F.lit("")).alias(FILE))
+    return good.select(*cols)
+
+
+def _punctuation_rows(frame: DataFrame, window: Window, source: str) -> DataFrame:
+    p = window.punctuation
+    assert p is not None
+    timed = replace(window, event_time_column=p.time_column) if p.time_column else window
+    stamped = prepare(frame, timed)
+    return stamped.select(*[F.col(c) for c in p.scope], F.lit(source).alias(SRC), F.lit(True).alias(PUNCT),
+                          F.col(TS).alias(PTIME))
+
+
+def _output_schema(spark: SparkSession, prepared: DataFrame, window: Window, dead_letter: bool) -> T.StructType:
+    """The unpacked rows' columns; aggregate types as the batch engine gives them."""
+    from wid.spark.batch import window_result
+
+    originals = [f for f in prepared.schema.fields if not f.name.startswith(PREFIX)]
+    probe = window_result(spark.createDataFrame([], T.StructType(originals)), window).output.schema
+    fields = [T.StructField(KIND, T.StringType()), T.StructField(START, T.LongType()),
+              T.StructField(END, T.LongType()), T.StructField(FINAL, T.BooleanType())]
+    fields += [T.StructField(c, probe[c].dataType) for c in (*window.group_by, *(a.as_ for a in window.aggregations))]
+    if dead_letter:
+        fields += [T.StructField(ORIGINAL + f.name, f.dataType) for f in originals]
+        fields += [T.StructField(c, T.StringType()) for c in (SRC, FILE, REASON_COLUMN)]
+    return T.StructType([*fields, T.StructField(STATS, T.StringType())])
+
+
+def compile_operator(prepared_by: Mapping[str, DataFrame], punctuations_by: Mapping[str, DataFrame],
+                     window: Window, pipeline: str) -> OperatorPlan:
+    """The WID operator over several named sources (prepared rows, and the
+    rows the punctuation predicate marks)."""
+    first = next(iter(prepared_by.values()))
+    spark = first.sparkSession
+    if spark.conf.get("spark.sql.streaming.stateStore.providerClass", "") != ROCKSDB:
+        spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)  # transformWithState needs it
+    partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
+    shards = int(spark.conf.get(SHARDS_CONF, str(partitions)) or partitions)
+    dead_letter = window.late_data == "dlq"
+    originals = tuple(c for c in first.columns if not c.startswith(PREFIX)) if dead_letter else ()
+    spec = operator_spec(window, pipeline=pipeline, shards=shards, dead_letter_columns=originals)
+    parts = [_data_rows(p, window, name, dead_letter) for name, p in prepared_by.items()]
+    parts += [_punctuation_rows(f, window, name) for name, f in punctuations_by.items()]
+    rows = functools.reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts)
+    keys = window.punctuation.scope if window.punctuation is not None and window.punctuation.scope else window.group_by
+    shard_of = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(shards)) if keys else F.lit(0)
+    rows = rows.withColumn(SHARD, shard_of.cast("long")).withColumn(BATCH_MS, F.unix_millis(F.current_timestamp()))
+    for module in _SHIPPED:
+        cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]  # executors need no wid install
+    scoped = bool(window.punctuation is not None and window.punctuation.scope)
+    packed = rows.mapInArrow(functools.partial(pack, keys=shard_keys(spark, shards, partitions), scoped=scoped),
+                             T.StructType.fromJson(_packed_json()))
+    states = packed.groupBy(KEY).transformWithStateInPandas(WidProcessor(spec), OUTPUT_DDL, "Append", "None")
+    schema = _output_schema(spark, first, window, dead_letter)
+    unpacked = states.mapInArrow(functools.partial(unpack, schema=to_arrow_schema(schema)), schema)
+    return OperatorPlan(unpacked, spec)
+
+
+def _packed_json() -> dict[str, object]:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(PACKED).jsonValue()
+
+
+__all__ = ["OperatorPlan", "ROCKSDB", "SHARDS_CONF", "compile_operator", "operator_spec", "shard_keys"]
+
+
+
+
+def windows_of(rows: DataFrame, window: Window) -> DataFrame:
+    """The window rows among the operator's output, in DESIGN.md section 3's
+    columns (timestamps), plus ``is_final`` with ``emit = "on_update"``."""
+    from wid.spark.plan import assemble
+
+    extra = (F.col(FINAL).alias(FINAL_COLUMN),) if window.emit == "on_update" else ()
+    return assemble(rows.where(F.col(KIND) == "w"), window, F.col(START), F.col(END), extra=extra)
+
+
+def late_rows_of(rows: DataFrame, spec: OperatorSpec) -> DataFrame:
+    """The late rows the operator sent to the dead letter, in the dead-letter
+    shape (reason, source, source_file, row_json)."""
+    originals = [F.col(ORIGINAL + c).alias(c) for c in spec.dead_letter_columns]
+    late = rows.where(F.col(KIND) == "l")
+    return late.select(F.col(REASON_COLUMN).alias("reason"), F.col(SRC).alias("source"),
+                       F.col(FILE).alias("source_file"),
+                       F.to_json(F.struct(*originals), {"ignoreNullFields": "false"}).alias("row_json"))
+
+
+__all__ += ["FINAL_COLUMN", "late_rows_of", "windows_of"]

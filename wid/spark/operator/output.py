@@ -1,0 +1,50 @@
+"""Expanding the WID operator's packed output into rows (the ``mapInArrow``
+step after the operator). Every row has the same columns; `KIND` says what
+it is: ``w`` a window (bounds, final flag, group columns, aggregates),
+``r`` a retraction (bounds and group columns of a row to delete), ``l`` a
+late row for the dead letter (original columns, source, file, reason),
+``s`` a shard's counts for the micro-batch (JSON in `STATS`). Runs on
+executors: numpy, pyarrow and the standard library only."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from wid.spark.operator.tables import from_bytes
+
+KIND = "_wid_kind"
+STATS = "_wid_stats"
+PARTS = (("w", "wid_windows"), ("r", "wid_retractions"), ("l", "wid_late"))
+PACKED_STATS = "wid_stats"
+
+
+def conform(table: pa.Table, kind: str, schema: pa.Schema) -> pa.RecordBatch:
+    """`table`'s columns cast to `schema`, missing ones NULL, `KIND` set."""
+    n = table.num_rows
+    arrays = []
+    for f in schema:
+        if f.name == KIND:
+            arrays.append(pa.array([kind] * n, f.type))
+        elif f.name in table.column_names:
+            arrays.append(pc.cast(table.column(f.name).combine_chunks(), f.type))
+        else:
+            arrays.append(pa.nulls(n, f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def unpack(batches: Iterator[pa.RecordBatch], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """The ``mapInArrow`` function after the operator."""
+    for batch in batches:
+        for i in range(batch.num_rows):
+            for kind, column in PARTS:
+                blob = batch.column(column)[i].as_py()
+                if blob:
+                    yield conform(from_bytes(blob), kind, schema)
+            stats = pa.table({STATS: pa.array([batch.column(PACKED_STATS)[i].as_py()], pa.string())})
+            yield conform(stats, "s", schema)
+
+
+__all__ = ["KIND", "PARTS", "STATS", "conform", "unpack"]
