@@ -100,7 +100,8 @@ def _run_stream(spec: Any, debug: bool, quiet: bool, metrics_port: int | None) -
         wm = datetime.fromtimestamp(t.watermark_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
         rate = t.rows_in / (t.duration_ms / 1000) if t.duration_ms else 0.0
         console.print(f"batch {t.batch_id}: {t.rows_in:,} rows in ({rate:,.0f} rows/s, {t.duration_ms:,} ms), "
-                      f"{t.rows_aggregated:,} aggregated, {t.rows_late:,} late (dropped), "
+                      f"{t.rows_aggregated:,} aggregated, {t.rows_late_dropped:,} late dropped, "
+                      f"{t.rows_late_dlq:,} late to the dead letter, "
                       f"{t.rows_rejected:,} rejected; watermark {wm}Z")
 
     def go() -> Any:
@@ -108,15 +109,15 @@ def _run_stream(spec: Any, debug: bool, quiet: bool, metrics_port: int | None) -
             spark = session_for(spec)
         metrics = None
         if metrics_port is not None:
-            metrics = Metrics(spec.name, spec.window.kind, spec.window.late_data, (spec.source.name,))
+            metrics = Metrics(spec.name, spec.window.kind, spec.window.late_data, tuple(s.name for s in spec.sources))
             metrics.serve(metrics_port)
             console.print(f"metrics: http://127.0.0.1:{metrics_port}/metrics")
         return run_stream(spec, spark, on_progress=line if not quiet else lambda _: None, metrics=metrics)
 
     report = _guard(debug, go)
     table = Table(title=f"streaming pipeline {report.pipeline}", show_header=False)
-    names = (("rows in", "rows_in"), ("rows aggregated", "rows_aggregated"), ("rows late (dropped)", "rows_late"),
-             ("rows rejected (dead letter)", "rows_rejected"))
+    names = (("rows in", "rows_in"), ("rows aggregated", "rows_aggregated"), ("rows late, dropped", "rows_late_dropped"),
+             ("rows late, to the dead letter", "rows_late_dlq"), ("rows rejected (dead letter)", "rows_rejected"))
     for label, name in names:
         table.add_row(label, f"{report.total(name):,}")
     ok = "[green]holds in every micro-batch[/]" if report.identity_holds else "[red]VIOLATED[/]"

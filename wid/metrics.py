@@ -7,7 +7,8 @@ with `prometheus-client` and fed from each micro-batch's
   sent to the dead letters with a reason;
 - ``wid_late_rows_total{policy}``: late rows, by late-data policy;
 - ``wid_windows_emitted_total{kind}``: window rows written to the target;
-- ``wid_windows_active``: windows held in the window stage's state;
+- ``wid_windows_active``: windows (panes, for the WID operator's hopping
+  windows) held in the window stage's state;
 - ``wid_state_groups``: rows (group x window or pane) across all state stores;
 - ``wid_watermark_seconds{source}``: event-time watermark, epoch seconds,
   per source and ``source="_global"`` (their minimum).
@@ -48,17 +49,25 @@ class Metrics:
         self.emitted.labels(kind=self.kind).inc(rows)
 
     def batch(self, tally: BatchTally, progress: Any) -> None:
-        """Account one micro-batch."""
+        """Account one micro-batch. The WID operator reports what it holds
+        and each source's watermark; on Spark's own operators they come from
+        the progress (Spark keeps one watermark per query)."""
         self.rows_in.inc(tally.rows_in)
         self.rows_rejected.inc(tally.rows_rejected)
         self.late.labels(policy=self.policy).inc(tally.rows_late)
         operators = progress["stateOperators"] or []
-        self.active.set(int(operators[0]["numRowsTotal"]) if operators else 0)
-        self.groups.set(sum(int(op["numRowsTotal"]) for op in operators))
-        seconds = tally.watermark_ms / 1000
+        active = tally.windows_active if tally.windows_active is not None else (
+            int(operators[0]["numRowsTotal"]) if operators else 0)
+        groups = tally.state_groups if tally.state_groups is not None else sum(
+            int(op["numRowsTotal"]) for op in operators)
+        self.active.set(active)
+        self.groups.set(groups)
+        per_source = dict(tally.source_watermarks_ms)
         for source in self.sources:
-            self.watermark.labels(source=source).set(seconds)  # Spark keeps one watermark per query
-        self.watermark.labels(source="_global").set(seconds)
+            mark = per_source.get(source, tally.watermark_ms) if per_source else tally.watermark_ms
+            if mark is not None:
+                self.watermark.labels(source=source).set(mark / 1000)
+        self.watermark.labels(source="_global").set(tally.watermark_ms / 1000)
 
 
 __all__ = ["Metrics"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyspark import StorageLevel
@@ -28,6 +28,9 @@ from wid.metrics import Metrics
 from wid.spark import stream_query
 from wid.spark.batch import WindowResult
 from wid.spark.errors import translate
+from wid.spark.operator.output import KIND, STATS
+from wid.spark.operator.plan import late_rows_of, windows_of
+from wid.spark.operator.tally import tally
 from wid.spark.plan import group_cap_message, natural_key
 from wid.spec.pipeline import PipelineSpec
 from wid.spec.window import Window
@@ -64,9 +67,11 @@ def checkpoint_of(spec: PipelineSpec) -> str:
 
 
 def tagged(result: WindowResult) -> DataFrame:
-    """Window rows and rejected rows in one stream: `TAG` says which; the
+    """Window rows (the WID operator's rows of every kind, when it runs the
+    window) and rejected rows in one stream: `TAG` says which; the
     dead-letter columns are prefixed with `DEAD`."""
-    out, dead = result.output, result.dead_letter
+    out = result.operator if result.operator is not None else result.output
+    dead = result.rejected if result.rejected is not None else result.dead_letter
     dead = dead.select(*[F.col(c).alias(DEAD + c) for c in dead.columns])
 
     def nulls(df: DataFrame) -> list[Any]:
@@ -92,24 +97,43 @@ def check_cap(windows: DataFrame, window: Window, pipeline: str) -> None:
         raise StateCapError(group_cap_message(cap, pipeline) % (iso(over[0]), iso(over[1])))
 
 
-def batch_writer(spec: PipelineSpec, columns: list[str], on_rows: Callable[[int], None]) -> stream_query.Handler:
+def _write_windows(windows: DataFrame, spec: PipelineSpec, key: list[str], on_rows: Callable[[int], None]) -> None:
+    check_cap(windows, spec.window, spec.name)
+    written = sinks.write(windows, spec.target, spec.base_dir, key, title=spec.name)
+    on_rows(written if written is not None else windows.count())
+
+
+def _write_dead(dead: DataFrame, spec: PipelineSpec, batch_id: int) -> None:
+    grouped = dead_letter.grouped(dead, spec.name).withColumn("batch_id", F.lit(batch_id).cast("long"))
+    if spec.dead_letter.kind != "console" or not grouped.isEmpty():
+        sinks.write(grouped, spec.dead_letter, spec.base_dir, [*dead_letter.KEY, "batch_id"], title="dead letters")
+
+
+def batch_writer(spec: PipelineSpec, result: WindowResult, on_rows: Callable[[int], None],
+                 tallies: dict[int, stream_query.BatchTally]) -> stream_query.Handler:
     """The ``foreachBatch`` function: split, check the cap, upsert windows,
-    upsert grouped dead letters (with the batch id)."""
+    upsert grouped dead letters (with the batch id). On the WID operator's
+    path it also sends late rows to the dead letter and records the
+    micro-batch's tally in `tallies`."""
+    columns = result.output.columns
     key = natural_key(spec.window, columns)
 
     def handle(df: DataFrame, batch_id: int) -> None:
         df = df.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            windows = df.where(F.col(TAG) == "w").select(*columns)
-            check_cap(windows, spec.window, spec.name)
-            written = sinks.write(windows, spec.target, spec.base_dir, key, title=spec.name)
-            on_rows(written if written is not None else windows.count())
             dead = df.where(F.col(TAG) == "d").select(
                 *[F.col(c).alias(c[len(DEAD):]) for c in df.columns if c.startswith(DEAD)])
-            grouped = dead_letter.grouped(dead, spec.name).withColumn("batch_id", F.lit(batch_id).cast("long"))
-            if spec.dead_letter.kind != "console" or not grouped.isEmpty():
-                sinks.write(grouped, spec.dead_letter, spec.base_dir, [*dead_letter.KEY, "batch_id"],
-                            title="dead letters")
+            out = df.where(F.col(TAG) == "w")
+            if result.operator is None:
+                _write_windows(out.select(*columns), spec, key, on_rows)
+            else:
+                rows = out.select(*result.operator.columns)
+                _write_windows(windows_of(rows, spec.window), spec, key, on_rows)
+                stats = [r[0] for r in rows.where(F.col(KIND) == "s").select(STATS).collect()]
+                tallies[batch_id] = tally(batch_id, dead.count(), stats)
+                if spec.window.late_data == "dlq":
+                    dead = dead.unionByName(late_rows_of(rows))
+            _write_dead(dead, spec, batch_id)
         finally:
             df.unpersist()
     return handle
@@ -133,7 +157,8 @@ def run_stream(spec: PipelineSpec, spark: SparkSession,
         report.windows_emitted += rows
         if metrics is not None:
             metrics.windows_written(rows)
-    handle = batch_writer(spec, result.output.columns, count)
+    tallies: dict[int, stream_query.BatchTally] = {}
+    handle = batch_writer(spec, result, count, tallies)
     query = stream_query.start(tagged(result), spec.window, checkpoint, handle, spec.stream.spark_trigger(),
                                name=f"wid-{spec.name}")
     seen = -1
@@ -144,11 +169,11 @@ def run_stream(spec: PipelineSpec, spark: SparkSession,
             for progress in query.recentProgress:
                 if int(progress["batchId"]) > seen:
                     seen = int(progress["batchId"])
-                    tally = tallier.batch(progress)
-                    report.batches.append(tally)
+                    got = _tally(progress, tallier, tallies, result.operator is not None, report)
+                    report.batches.append(got)
                     if metrics is not None:
-                        metrics.batch(tally, progress)
-                    on_progress(tally)
+                        metrics.batch(got, progress)
+                    on_progress(got)
             if done:
                 break
     except WidError:
@@ -160,6 +185,20 @@ def run_stream(spec: PipelineSpec, spark: SparkSession,
             query.stop()
     report.elapsed_s = time.monotonic() - started
     return report
+
+
+def _tally(progress: Any, tallier: stream_query.Tallier, tallies: dict[int, stream_query.BatchTally],
+           operator: bool, report: StreamReport) -> stream_query.BatchTally:
+    """A micro-batch's counts: from the state store on the native path, from
+    the operator's own counts (recorded by the writer) on the WID path."""
+    if not operator:
+        return tallier.batch(progress)
+    batch = int(progress["batchId"])
+    got = tallies.pop(batch, stream_query.BatchTally(batch, 0, 0, 0, 0, 0))
+    duration = int((progress["durationMs"] or {}).get("triggerExecution", 0))
+    if got.windows_active is None and report.batches:  # nothing reached the shards: nothing changed
+        got = replace(got, watermark_ms=report.batches[-1].watermark_ms)
+    return replace(got, duration_ms=duration)
 
 
 __all__ = ["StreamReport", "checkpoint_of", "run_stream", "tagged"]

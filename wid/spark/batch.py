@@ -29,6 +29,7 @@ PLANS: dict[str, Callable[[Ctx], Planned]] = {
     "session": sessions, "count": count_windows, "rolling": rolling,
 }
 DEAD_LETTER_COLUMNS = ("reason", "source", "source_file", "row_json")
+PATH_CONF = "spark.wid.streaming.path"  # "auto" (default) or "operator": run every stream on the WID operator
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,9 @@ class WindowResult:
       window is complete at the end of input, so they close nothing.
     - `operator`: on a stream run by the WID operator, its output rows of
       every kind (windows, retractions, late rows, counts; see
-      `wid.spark.operator.output`), which a pipeline writes in one query.
+      `wid.spark.operator.output`), which a pipeline writes in one query,
+      and `rejected`, the rows rejected as bad input (`dead_letter` holds
+      them and the late rows the operator sent to the dead letter).
     """
 
     output: DataFrame
@@ -56,6 +59,7 @@ class WindowResult:
     planned: Planned
     punctuations: DataFrame | None = None
     operator: DataFrame | None = None
+    rejected: DataFrame | None = None
 
 
 def window_result(df: DataFrame | Mapping[str, DataFrame], window: Window, *, pipeline: str = "wid",
@@ -110,13 +114,16 @@ def _stream_result(prepared_by: dict[str, DataFrame], punctuations_by: dict[str,
     punctuations = _union(list(punctuations_by.values())) if punctuations_by else None
     dead = dead.observe(streaming.REJECTED, F.count(F.lit(1)).alias("rows"))
     problem = streaming.native_problem(window)
+    first = next(iter(prepared_by.values()))
+    if problem is None and first.sparkSession.conf.get(PATH_CONF, "auto") == "operator":
+        problem = (PATH_CONF, f"{PATH_CONF} = operator")
     if problem is not None:
         plan = compile_operator(prepared_by, punctuations_by, window, pipeline)
         windows = windows_of(plan.rows, window)
         planned = Planned(windows, f"WID operator ({plan.spec.shards} shards, vectorised pane state)",
                           f"{problem[1]} needs it")
-        dead_letter = dead.unionByName(late_rows_of(plan.rows, plan.spec)) if window.late_data == "dlq" else dead
-        return WindowResult(windows, dead_letter, prepared, planned, punctuations, operator=plan.rows)
+        dead_letter = dead.unionByName(late_rows_of(plan.rows)) if window.late_data == "dlq" else dead
+        return WindowResult(windows, dead_letter, prepared, planned, punctuations, operator=plan.rows, rejected=dead)
     good = _union([streaming.with_event(_good(p), window.lateness_ms) for p in prepared_by.values()])
     good = good.observe(streaming.GOOD, F.count(F.lit(1)).alias("rows"))
     planned = streaming.PLANS[window.kind](Ctx(window, good, pipeline))

@@ -27,10 +27,12 @@ Handler = Callable[[DataFrame, int], None]
 class BatchTally:
     """One micro-batch: rows read (good plus rejected; Spark's own
     ``numInputRows`` counts a source twice when the dead letters are written
-    in the same query), good rows (the rest were rejected), rows
-    dropped late, rows added to windows, and the watermark it ran with
-    (epoch milliseconds; Spark emits windows that end at or before it), and
-    how long the micro-batch took."""
+    in the same query), good rows (the rest were rejected), late rows (of
+    which `rows_late_dlq` went to the dead letter, the rest were dropped),
+    rows added to windows, and the watermark it ran with (epoch
+    milliseconds; windows that end at or before it are emitted), and how
+    long the micro-batch took. The WID operator also reports the windows
+    and groups it holds and each source's watermark."""
 
     batch_id: int
     rows_in: int
@@ -39,10 +41,18 @@ class BatchTally:
     rows_aggregated: int
     watermark_ms: int
     duration_ms: int = 0
+    rows_late_dlq: int = 0
+    windows_active: int | None = None
+    state_groups: int | None = None
+    source_watermarks_ms: tuple[tuple[str, int | None], ...] = ()
 
     @property
     def rows_rejected(self) -> int:
         return self.rows_in - self.rows_good
+
+    @property
+    def rows_late_dropped(self) -> int:
+        return self.rows_late - self.rows_late_dlq
 
 
 def start(output: DataFrame, window: Window, checkpoint: str, handle: Handler, trigger: dict[str, Any],

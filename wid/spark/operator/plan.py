@@ -192,10 +192,10 @@ def windows_of(rows: DataFrame, window: Window) -> DataFrame:
     return assemble(rows.where(F.col(KIND) == "w"), window, F.col(START), F.col(END), extra=extra)
 
 
-def late_rows_of(rows: DataFrame, spec: OperatorSpec) -> DataFrame:
+def late_rows_of(rows: DataFrame) -> DataFrame:
     """The late rows the operator sent to the dead letter, in the dead-letter
     shape (reason, source, source_file, row_json)."""
-    originals = [F.col(ORIGINAL + c).alias(c) for c in spec.dead_letter_columns]
+    originals = [F.col(c).alias(c[len(ORIGINAL):]) for c in rows.columns if c.startswith(ORIGINAL)]
     late = rows.where(F.col(KIND) == "l")
     return late.select(F.col(REASON_COLUMN).alias("reason"), F.col(SRC).alias("source"),
                        F.col(FILE).alias("source_file"),

@@ -1,0 +1,82 @@
+"""Running a window on Spark Structured Streaming through the WID operator,
+one landing file per micro-batch, and reading its output back as the
+streaming oracle's `BatchResult`s."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+import wid
+from wid.semantics.stream_oracle import BatchResult, Emission, LateRow, MicroBatch
+from wid.spark.operator.output import KIND, STATS
+from wid.spark.operator.tables import ORIGINAL, SRC
+from wid.spark.operator.time_engine import END, FINAL, START
+from wid.spec.window import Window
+
+
+def land(root: Path, batches: list[MicroBatch]) -> None:
+    """One JSON file per micro-batch, in order."""
+    root.mkdir(parents=True)
+    for i, batch in enumerate(batches):
+        path = root / f"part-{i:04d}.json"
+        path.write_text("".join(json.dumps(r) + "\n" for _, r in batch.rows))
+        os.utime(path, (1_000_000 + i, 1_000_000 + i))
+
+
+def ddl(schema: pa.Schema) -> str:
+    names = {pa.string(): "STRING", pa.int64(): "BIGINT", pa.float64(): "DOUBLE", pa.bool_(): "BOOLEAN"}
+    return ", ".join(f"{f.name} {names[f.type]}" for f in schema)
+
+
+def run_on_spark(spark: Any, root: Path, batches: list[MicroBatch], window: Window, schema: pa.Schema
+                 ) -> list[BatchResult]:
+    """Run `window` on the batches (all from source ``a``); one result per
+    micro-batch Spark ran (it runs one per landing file)."""
+    land(root / "land", batches)
+    df = spark.readStream.schema(ddl(schema)).option("maxFilesPerTrigger", 1).json(str(root / "land"))
+    spark.conf.set("spark.wid.streaming.path", "operator")
+    try:
+        result = wid.window_result(df, window, source="a")
+    finally:
+        spark.conf.unset("spark.wid.streaming.path")
+    assert result.operator is not None, result.planned.form
+    seen: dict[int, list[dict[str, Any]]] = defaultdict(list)
+
+    def handle(frame: Any, batch_id: int) -> None:
+        seen[batch_id] = [r.asDict() for r in frame.collect()]
+    query = (result.operator.writeStream.foreachBatch(handle).option("checkpointLocation", str(root / "ck"))
+             .trigger(availableNow=True).start())
+    query.awaitTermination()
+    return [to_result(seen[b], window) for b in sorted(seen)]
+
+
+def to_result(rows: list[dict[str, Any]], window: Window) -> BatchResult:
+    """One micro-batch of operator output as a `BatchResult` (rows_in counts
+    the data rows the shards saw: rejected rows are not in this output)."""
+    out = BatchResult()
+    for r in rows:
+        kind = r[KIND]
+        if kind == "w":
+            row = {window.window_start_column: r[START], window.window_end_column: r[END],
+                   **{k: r[k] for k in window.group_by}, **{a.as_: r[a.as_] for a in window.aggregations}}
+            out.emitted.append(Emission(row, final=r[FINAL]))
+        elif kind == "r":
+            row = {window.window_start_column: r[START], window.window_end_column: None,
+                   **{k: r[k] for k in window.group_by}}
+            out.emitted.append(Emission(row, final=False, retract=True))
+        elif kind == "l":
+            out.late.append(LateRow(r[SRC], {c[len(ORIGINAL):]: v for c, v in r.items() if c.startswith(ORIGINAL)},
+                                    r["_wid_reason"]))
+        else:
+            stats = json.loads(r[STATS])
+            out.rows_in += stats["rows"]
+            out.rows_late_dropped += stats["late_dropped"]
+            out.punctuations += stats["punctuations"]
+            out.watermark_us = stats["watermark_us"]
+    return out
