@@ -179,7 +179,7 @@ class VectorAgg:
             return {"k": "min" if self.name == "first" else "max"}
         if kind == "extreme":
             return {"v": self.name}
-        return {k: "sum" for k in _FIELDS[kind]}
+        return {k: "sum" for k in _FIELDS.get(self.name, _FIELDS.get(kind, ()))}
 
     # -- finishing --------------------------------------------------------------------
     def finish(self, parts: Parts) -> pa.Array:
@@ -215,7 +215,7 @@ _KIND = {"count": "count", "sum": "sum", "sum2": "sum", "min": "extreme", "max":
          "wavg": "paired", "wsum": "paired", "first": "ordered", "last": "ordered", "count_distinct": "holistic",
          "med": "holistic", "percentile": "holistic", "var": "moments", "std": "moments", "covar": "moments",
          "corr": "moments", "beta": "moments"}
-_FIELDS = {"count": ("n",), "sum": ("v",), "avg": ("s", "n"), "paired": ("s", "n")}
+_FIELDS = {"count": ("n",), "sum": ("v",), "avg": ("s", "n"), "paired": ("s", "n"), "wsum": ("v",)}
 
 
 def vector_agg(name: str, column: str | None = None, column2: str | None = None, tie_breaker: str | None = None,

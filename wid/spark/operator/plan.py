@@ -30,6 +30,7 @@ import wid.aggregates.vector
 import wid.semantics.timeunits
 import wid.semantics.watermark
 from wid.aggregates.vector import vector_agg
+from wid.spark import pane_merge
 from wid.spark.columns import PREFIX, REASON
 from wid.spark.operator import (
     engines,
@@ -54,7 +55,7 @@ US = 1000
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 SHARDS_CONF = "spark.wid.operator.shards"
 REASON_COLUMN = "_wid_reason"
-_SHIPPED = (tables, layout, shard, time_engine, engines, packing, output, processor, wid.aggregates.vector,
+_SHIPPED = (tables, layout, shard, time_engine, engines, packing, output, processor, pane_merge, wid.aggregates.vector,
             wid.semantics.watermark, wid.semantics.timeunits)
 
 

@@ -31,6 +31,8 @@ from wid.semantics.timeunits import format_us
 from wid.spark.operator.layout import OperatorSpec
 from wid.spark.operator.shard import Closing, Store
 from wid.spark.operator.tables import NONE, PANE, TS, concat, from_bytes, group_ids, ints, to_bytes
+from wid.spark.pane_merge import WID as MERGED_WID
+from wid.spark.pane_merge import FieldOp, MergeSpec, merge
 
 START, END, FINAL = "_wid_start", "_wid_end", "_wid_final"
 WMIN = "_wid_wmin"
@@ -186,60 +188,92 @@ class TimeEngine:
         return self._windows_of(concat(tables), before, after), None
 
     def _windows_of(self, table: pa.Table, before: Closing, after: Closing) -> pa.Table | None:
+        """Merge `table`'s panes into windows and keep those to emit: closing
+        now, or touched by this batch and reopened or (on_update) open."""
+        merged = self._merged(table)
+        w = ints(merged, PANE)
+        end = self._ends(w)
+        bef, aft = before.of(merged, self.spec.scope), after.of(merged, self.spec.scope)
+        keep = (bef < end) & (end <= aft)
+        touched = self._touched(merged, w)
+        if touched is not None:
+            keep |= touched & ((end <= aft) if self.spec.reopen else False)
+            keep |= touched & ((end > aft) if self.spec.on_update else False)
+        if not keep.any():
+            return None
+        merged, w, end = merged.filter(pa.array(keep)), w[keep], end[keep]
+        self._check_cap(w)
+        cols: dict[str, pa.Array] = {START: pa.array(end - self.g.length * self.g.pane_us), END: pa.array(end),
+                                     FINAL: pa.array(end <= aft[keep])}
+        cols.update({k: merged.column(k) for k in self.spec.group_by})
+        for i, (agg, alias) in enumerate(zip(self.spec.aggs, self.spec.aliases, strict=True)):
+            parts = {c[len(f"_{i}_"):]: merged.column(c).combine_chunks() for c in merged.column_names
+                     if c.startswith(f"_{i}_")}
+            try:
+                cols[alias] = agg.finish(parts)
+            except CapError as err:
+                at = int(w[err.index])
+                raise CapError(f"{err} in window [{_iso(self.g.start(at))}, {_iso(self.g.end(at))}) "
+                               f"for pipeline {self.spec.pipeline}") from None
+        return pa.table(cols)
+
+    def _merged(self, table: pa.Table) -> pa.Table:
+        """Every non-empty window over `table`'s panes (group columns, the
+        window id in `PANE`, merged fields): by the vectorised sliding merge
+        (`wid.spark.pane_merge`, O(1) per window) when every aggregation has
+        a pane form, else by merging each window's panes (holistic states)."""
+        ops = [agg.pane_ops() for agg in self.spec.aggs]
+        if all(o is not None for o in ops):
+            return self._slide(table, ops)  # type: ignore[arg-type]
         keys = list(self.spec.group_by)
         q = ints(table, PANE)
         first, last = self._windows(q)
         count = last - first + 1
         row = np.repeat(np.arange(len(q)), count)
         w = first[row] + (np.arange(len(row)) - np.repeat(np.cumsum(count) - count, count))
-        end = self._ends(w)
-        bef, aft = before.of(table, self.spec.scope)[row], after.of(table, self.spec.scope)[row]
-        keep = (bef < end) & (end <= aft)
-        touched = self._touched_pairs(table, row, w)
-        if touched is not None:
-            if self.spec.reopen:
-                keep |= touched & (end <= aft)
-            if self.spec.on_update:
-                keep |= touched & (end > aft)
-        row, w, end = row[keep], w[keep], end[keep]
-        if len(row) == 0:
-            return None
         pairs = table.select(keys).take(pa.array(row)).append_column(PANE, pa.array(w, pa.int64()))
         ids, n, head = group_ids(pairs, [*keys, PANE])
         out = pairs.take(pa.array(head))
-        wid = ints(out, PANE)
-        self._check_cap(wid)
-        ends = end[head]
-        result = {START: pa.array(ends - self.g.length * self.g.pane_us), END: pa.array(ends),
-                  FINAL: pa.array(ends <= aft[keep][head])}
-        cols = {**result, **{k: out.column(k) for k in keys}}
-        for i, (agg, alias) in enumerate(zip(self.spec.aggs, self.spec.aliases, strict=True)):
+        for i, agg in enumerate(self.spec.aggs):
             parts = {c[len(f"_{i}_"):]: table.column(c).take(pa.array(row)) for c in table.column_names
                      if c.startswith(f"_{i}_")}
-            try:
-                cols[alias] = agg.finish(agg.merge(parts, ids, n))
-            except CapError as err:
-                w = int(wid[err.index])
-                raise CapError(f"{err} in window [{_iso(self.g.start(w))}, {_iso(self.g.end(w))}) "
-                               f"for pipeline {self.spec.pipeline}") from None
-        return pa.table(cols)
+            for k, v in agg.merge(parts, ids, n).items():
+                out = out.append_column(field(i, k), v)
+        return out
 
-    def _touched_pairs(self, table: pa.Table, row: np.ndarray, w: np.ndarray) -> np.ndarray | None:
-        """For each (pane row, window) pair: did a row of this batch count in
-        that window of that group?"""
+    def _slide(self, table: pa.Table, ops: list[dict[str, str]]) -> pa.Table:
+        fields = []
+        for i, agg_ops in enumerate(ops):
+            for name, op in agg_ops.items():
+                if op == "moments":
+                    ins = [c for c in table.column_names if c.startswith(f"_{i}_")]
+                    outs = ("n", "qx", "qy", "cxy") if len(ins) == 6 else ("n", "qx")
+                    fields.append(FieldOp("moments", tuple(ins), tuple(field(i, o) for o in outs)))
+                else:
+                    fields.append(FieldOp(op, (field(i, name),), (field(i, name),)))
+        spec = MergeSpec(keys=self.spec.group_by, pane=PANE, kind="sliding", fields=tuple(fields),
+                         length=self.g.length, hop=self.g.hop)
+        batches = list(merge(iter(table.to_batches()), spec))
+        out = pa.Table.from_batches(batches)
+        return out.rename_columns([PANE if c == MERGED_WID else c for c in out.column_names])
+
+    def _touched(self, merged: pa.Table, w: np.ndarray) -> np.ndarray | None:
+        """For each merged window (group, w): did a row of this batch count
+        in it? None when touched windows need no emission."""
         if self.touched is None or not (self.spec.reopen or self.spec.on_update):
             return None
         keys = list(self.spec.group_by)
-        both = concat([table.select(keys), self.touched.select(keys)])
+        both = concat([merged.select(keys), self.touched.select(keys)])
         gid, _, _ = group_ids(both, keys)
         q = ints(self.touched, PANE)
         lo, hi = ints(self.touched, WMIN), np.floor_divide(q, self.g.hop)
         count = np.maximum(hi - lo + 1, 0)
         trow = np.repeat(np.arange(len(q)), count)
         tw = lo[trow] + (np.arange(len(trow)) - np.repeat(np.cumsum(count) - count, count))
-        span = int(max(np.abs(w).max(initial=0), np.abs(tw).max(initial=0))) * 2 + 1
-        mine = gid[: table.num_rows][row] * span + w
-        theirs = gid[table.num_rows:][trow] * span + tw
+        base = int(min(w.min(initial=0), tw.min(initial=0)))
+        span = int(max(w.max(initial=0), tw.max(initial=0))) - base + 1
+        mine = gid[: merged.num_rows] * span + (w - base)
+        theirs = gid[merged.num_rows:][trow] * span + (tw - base)
         return np.isin(mine, theirs)
 
     def _check_cap(self, wid: np.ndarray) -> None:
