@@ -39,13 +39,16 @@ def sqlite_time(us: int) -> str:
 
 
 def final_rows(batches: list[MicroBatch], window: Any) -> dict[tuple[Any, ...], dict[str, Any]]:
-    """What an upserting sink holds after the oracle's emissions: the last
-    final value per natural key (start, group)."""
+    """What a keyed sink holds after the oracle's emissions: each emission
+    upserted by natural key (start, group), each retraction deleted."""
     held: dict[tuple[Any, ...], dict[str, Any]] = {}
     for result in run_stream(batches, window):
-        for e in result.emitted:
-            if e.final:
-                held[(e.row["window_start"], e.row["k"])] = e.row
+        for e in sorted(result.emitted, key=lambda e: not e.retract):  # the writer deletes before it upserts
+            key = (e.row["window_start"], e.row["k"])
+            if e.retract:
+                held.pop(key, None)
+            else:
+                held[key] = {**e.row, "is_final": e.final}
     return held
 
 
@@ -72,3 +75,24 @@ def test_late_rows_follow_the_policy_and_the_sink_holds_the_oracle(spark: Any, t
     assert late == sorted(r.row["ts"] for o in oracle for r in o.late)
     if policy == "dlq":
         assert late, "the stream was built to have late rows"
+
+
+def test_session_updates_and_retractions_leave_the_sink_as_the_oracle(spark: Any, tmp_path: Path) -> None:
+    t0 = 1_700_000_000_000
+    # per file: on-time rows, some bridging earlier sessions (moving their start or merging two)
+    files = [[{"k": "a", "ts": t0 + 10_000, "v": 1.0}, {"k": "a", "ts": t0 + 20_000, "v": 2.0},
+              {"k": "b", "ts": t0 + 12_000, "v": 3.0}],
+             [{"k": "a", "ts": t0 + 16_500, "v": 4.0}, {"k": "b", "ts": t0 + 30_000, "v": 5.0}],
+             [{"k": "a", "ts": t0 + 14_000, "v": 6.0}, {"k": "b", "ts": t0 + 60_000, "v": 7.0}],
+             [{"k": "a", "ts": t0 + 90_000, "v": 8.0}]]
+    land(tmp_path / "land", [[json.dumps(r) for r in rows] for rows in files])
+    text = pipeline_toml('kind = "session"\ngap_ms = 4000\nemit = "on_update"', name="sessions")
+    spec = loads_pipeline(text, base_dir=str(tmp_path))
+    report = run_pipeline(spec, spark)
+    assert report.identity_holds
+    batches = [MicroBatch([("source", r) for r in rows], i) for i, rows in enumerate(files)]
+    got = {(g["window_start"], g["k"]): (g["n"], g["total"], bool(g["is_final"]))
+           for g in table(tmp_path / "out.sqlite", "windows")}
+    want = final_rows(batches, spec.window)
+    assert got == {(sqlite_time(s), k): (r["n"], r["total"], r["is_final"]) for (s, k), r in want.items()}
+    assert any(e.retract for r in run_stream(batches, spec.window) for e in r.emitted), "the data must retract"

@@ -29,7 +29,7 @@ from wid.spark import stream_query
 from wid.spark.batch import WindowResult
 from wid.spark.errors import translate
 from wid.spark.operator.output import KIND, STATS
-from wid.spark.operator.plan import late_rows_of, windows_of
+from wid.spark.operator.plan import late_rows_of, retractions_of, windows_of
 from wid.spark.operator.tally import tally
 from wid.spark.plan import group_cap_message, natural_key
 from wid.spec.pipeline import PipelineSpec
@@ -128,6 +128,9 @@ def batch_writer(spec: PipelineSpec, result: WindowResult, on_rows: Callable[[in
                 _write_windows(out.select(*columns), spec, key, on_rows)
             else:
                 rows = out.select(*result.operator.columns)
+                retracted = retractions_of(rows, spec.window)
+                if not retracted.isEmpty():
+                    sinks.delete(retracted, spec.target, spec.base_dir, key)
                 _write_windows(windows_of(rows, spec.window), spec, key, on_rows)
                 stats = [r[0] for r in rows.where(F.col(KIND) == "s").select(STATS).collect()]
                 tallies[batch_id] = tally(batch_id, dead.count(), stats)

@@ -1,6 +1,8 @@
 """Writing results: SQLite (upsert on the natural key, the embedded default),
 PostgreSQL (the same upsert, ``INSERT ... ON CONFLICT DO UPDATE``, through
-psycopg), Parquet (append or overwrite) and the console.
+psycopg), Parquet (append or overwrite) and the console. Keyed sinks also
+delete by natural key (`delete`: session windows retracted by the WID
+operator).
 
 SQLite stores timestamps as ISO-8601 UTC text (``2013-01-01T10:00:00.000000Z``),
 which sorts in time order. Rows are streamed from Spark to the driver
@@ -167,6 +169,40 @@ def write_console(df: DataFrame, rows: int, title: str, console: Console | None 
         table.add_row(*["" if v is None else str(v) for v in r])
     (console or Console()).print(table)
     return len(shown)
+
+
+def _delete(df: DataFrame, con: Any, dialect: Dialect, table: str, key: Sequence[str]) -> int:
+    """Delete the rows of `table` whose natural key is a row of `df`."""
+    if not con.execute(dialect.columns_sql, (table,)).fetchall():
+        return 0
+    where = " AND ".join(f'"{k}" = {dialect.placeholder}' for k in key)
+    cur = con.cursor()
+    removed = 0
+    for batch in _batches(for_export(df.select(*key))):
+        cur.executemany(f'DELETE FROM "{table}" WHERE {where}', batch)
+        removed += len(batch)
+    return removed
+
+
+def delete(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str]) -> int | None:
+    """Delete the rows whose natural key `df` holds (retracted session
+    windows) from a keyed sink; returns the keys sent. Parquet is
+    append-only and cannot delete (wid warns at start-up); the console
+    prints them."""
+    if sink.kind == "sqlite":
+        path = resolve(sink.path or "", base_dir)
+        if not Path(path).exists():
+            return 0
+        with closing(sqlite3.connect(path)) as con, con:
+            return _delete(df, con, SQLITE, sink.table or "", key)
+    if sink.kind == "postgres":
+        import psycopg
+
+        with psycopg.connect(sink.url or "") as con, con.transaction():
+            return _delete(df, con, POSTGRES, sink.table or "", key)
+    if sink.kind == "console":
+        return write_console(df.select(*key), sink.rows, "retracted")
+    return None
 
 
 def write(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str], title: str = "") -> int | None:

@@ -38,17 +38,20 @@ SCHEMA = pa.schema([("k", pa.string()), ("ts", pa.int64()), ("v", pa.float64()),
 
 @st.composite
 def specs(draw: st.DrawFn) -> Window:
-    kind = draw(st.sampled_from(["tumbling", "hopping"]))
+    kind = draw(st.sampled_from(["tumbling", "hopping", "session"]))
     shape: dict[str, Any] = {"duration_ms": draw(st.sampled_from([10, 20, 30]))}
     if kind == "hopping":
         shape["hop_ms"] = draw(st.sampled_from([d for d in (5, 10, 15, 20) if d <= shape["duration_ms"]]))
+    if kind == "session":
+        shape = draw(st.sampled_from([{"gap_ms": 3}, {"gap_ms": 8}, {"gap_column": "w"}]))
     policy = draw(st.sampled_from(["drop", "dlq", "reopen"]))
     aggs = [draw(aggregations(("v", "w"), alias=f"a{i}")) for i in range(draw(st.integers(1, 3)))]
     return Window(kind=kind, event_time_column="ts", event_time_unit="ms", group_by=("k",), aggregations=tuple(aggs),
                   lateness_ms=draw(st.sampled_from([0, 5, 12])), late_data=policy,
                   allowed_lateness_ms=draw(st.sampled_from([4, 25])) if policy == "reopen" else None,
                   late_mode=draw(st.sampled_from(["generous", "consistent"])),
-                  emit=draw(st.sampled_from(["on_close", "on_update"])), origin_ms=draw(st.sampled_from([0, 3])),
+                  emit=draw(st.sampled_from(["on_close", "on_update"])),
+                  origin_ms=draw(st.sampled_from([0, 3])) if kind != "session" else 0,
                   max_groups_per_window=100, **shape)
 
 
@@ -91,6 +94,6 @@ def assert_same_results(window: Window, got: list[BatchResult], want: list[Batch
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(window=specs(), batches=streams(), shards=st.integers(1, 4))
-def test_time_windows_equal_the_oracle(window: Window, batches: list[MicroBatch], shards: int) -> None:
+def test_shards_equal_the_oracle(window: Window, batches: list[MicroBatch], shards: int) -> None:
     got = LocalOperator(window, SCHEMA, shards).run(batches)
     assert_same_results(window, got, run_stream(batches, window))

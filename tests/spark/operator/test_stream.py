@@ -12,7 +12,7 @@ from tests.spark.operator.spark_run import run_on_spark
 from tests.transcript import HERE, load, schema_of
 
 ON_SPARK = ["hopping_generous_reopen", "hopping_consistent_dlq", "keyed_punctuation", "global_punctuation",
-            "tumbling_on_update"]
+            "tumbling_on_update", "session_on_update", "session_reopen"]
 
 
 @pytest.mark.parametrize("name", ON_SPARK)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from wid.spark.operator.layout import OperatorSpec
+from wid.spark.operator.session_engine import SessionEngine
 from wid.spark.operator.shard import Engine, Store
 from wid.spark.operator.time_engine import TimeEngine
 
-KINDS = ("tumbling", "hopping")
+KINDS = ("tumbling", "hopping", "session")
 
 
 def make_engine(spec: OperatorSpec, store: Store) -> Engine:
@@ -14,6 +15,8 @@ def make_engine(spec: OperatorSpec, store: Store) -> Engine:
     ValueError for a kind the operator does not run."""
     if spec.kind in ("tumbling", "hopping"):
         return TimeEngine(spec, store)
+    if spec.kind == "session":
+        return SessionEngine(spec, store)
     raise ValueError(f"the WID operator does not run kind = '{spec.kind}'")
 
 

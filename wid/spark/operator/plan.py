@@ -38,6 +38,7 @@ from wid.spark.operator import (
     output,
     packing,
     processor,
+    session_engine,
     shard,
     tables,
     time_engine,
@@ -55,8 +56,8 @@ US = 1000
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 SHARDS_CONF = "spark.wid.operator.shards"
 REASON_COLUMN = "_wid_reason"
-_SHIPPED = (tables, layout, shard, time_engine, engines, packing, output, processor, pane_merge, wid.aggregates.vector,
-            wid.semantics.watermark, wid.semantics.timeunits)
+_SHIPPED = (tables, layout, shard, time_engine, session_engine, engines, packing, output, processor, pane_merge,
+            wid.aggregates.vector, wid.semantics.watermark, wid.semantics.timeunits)
 
 
 def operator_spec(window: Window, *, pipeline: str, shards: int,
@@ -193,6 +194,16 @@ def windows_of(rows: DataFrame, window: Window) -> DataFrame:
     return assemble(rows.where(F.col(KIND) == "w"), window, F.col(START), F.col(END), extra=extra)
 
 
+def retractions_of(rows: DataFrame, window: Window) -> DataFrame:
+    """The natural keys (window start, group columns) of session windows the
+    operator retracted: the sink must delete them (they merged into another
+    session, or took an earlier start)."""
+    from wid.spark.columns import timestamp_us
+
+    return rows.where(F.col(KIND) == "r").select(timestamp_us(F.col(START)).alias(window.window_start_column),
+                                                 *window.group_by)
+
+
 def late_rows_of(rows: DataFrame) -> DataFrame:
     """The late rows the operator sent to the dead letter, in the dead-letter
     shape (reason, source, source_file, row_json)."""
@@ -203,4 +214,4 @@ def late_rows_of(rows: DataFrame) -> DataFrame:
                        F.to_json(F.struct(*originals), {"ignoreNullFields": "false"}).alias("row_json"))
 
 
-__all__ += ["FINAL_COLUMN", "late_rows_of", "windows_of"]
+__all__ += ["late_rows_of", "retractions_of", "windows_of"]

@@ -43,14 +43,15 @@ def field(i: int, name: str) -> str:
     return f"_{i}_{name}"
 
 
-def _iso(us: int) -> str:
+def iso_utc(us: int) -> str:
+    """Epoch microseconds as ``YYYY-MM-DDTHH:MM:SSZ`` (cap messages)."""
     return format_us(us)[:19] + "Z"
 
 
 def cap_message(spec: OperatorSpec, start_us: int, end_us: int) -> str:
     """DESIGN.md section 5's cap message for window ``[start, end)``."""
     return (f"window state cap hit: max_groups_per_window={spec.max_groups} reached on window "
-            f"[{_iso(start_us)}, {_iso(end_us)}) for pipeline {spec.pipeline}")
+            f"[{iso_utc(start_us)}, {iso_utc(end_us)}) for pipeline {spec.pipeline}")
 
 
 class TimeEngine:
@@ -213,7 +214,7 @@ class TimeEngine:
                 cols[alias] = agg.finish(parts)
             except CapError as err:
                 at = int(w[err.index])
-                raise CapError(f"{err} in window [{_iso(self.g.start(at))}, {_iso(self.g.end(at))}) "
+                raise CapError(f"{err} in window [{iso_utc(self.g.start(at))}, {iso_utc(self.g.end(at))}) "
                                f"for pipeline {self.spec.pipeline}") from None
         return pa.table(cols)
 
@@ -313,4 +314,4 @@ class TimeEngine:
         return len(self.index), sum(self.index.values())
 
 
-__all__ = ["END", "FINAL", "START", "TimeEngine", "cap_message", "field"]
+__all__ = ["END", "FINAL", "START", "TimeEngine", "cap_message", "field", "iso_utc"]
