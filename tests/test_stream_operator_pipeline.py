@@ -59,9 +59,11 @@ def test_late_rows_follow_the_policy_and_the_sink_holds_the_oracle(spark: Any, t
     extra = 'late_data = "dlq"' if policy == "dlq" else 'late_data = "reopen"\nallowed_lateness_ms = 20000'
     text = pipeline_toml(HOPPING + "\n" + extra, name=f"op-{policy}")
     spec = loads_pipeline(text, base_dir=str(tmp_path))
-    report = run_pipeline(spec, spark)
+    notes: list[str] = []
+    report = run_pipeline(spec, spark, on_notice=notes.append)
     batches = [MicroBatch([("source", r) for r in rows], i) for i, rows in enumerate(files)]
     oracle = run_stream(batches, spec.window)
+    assert any("WID operator" in n for n in notes) and any(n.startswith("state bound: ") for n in notes)
 
     assert report.identity_holds and len(report.batches) == len(files)
     assert [b.rows_late_dlq for b in report.batches] == [r.rows_late_dlq for r in oracle]

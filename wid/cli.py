@@ -112,7 +112,8 @@ def _run_stream(spec: Any, debug: bool, quiet: bool, metrics_port: int | None) -
             metrics = Metrics(spec.name, spec.window.kind, spec.window.late_data, tuple(s.name for s in spec.sources))
             metrics.serve(metrics_port)
             console.print(f"metrics: http://127.0.0.1:{metrics_port}/metrics")
-        return run_stream(spec, spark, on_progress=line if not quiet else lambda _: None, metrics=metrics)
+        return run_stream(spec, spark, on_progress=line if not quiet else lambda _: None, metrics=metrics,
+                          on_notice=console.print if not quiet else lambda _: None)
 
     report = _guard(debug, go)
     table = Table(title=f"streaming pipeline {report.pipeline}", show_header=False)

@@ -11,6 +11,7 @@ plus idempotent sinks give exactly-once results.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -28,6 +29,7 @@ from wid.metrics import Metrics
 from wid.spark import stream_query
 from wid.spark.batch import WindowResult
 from wid.spark.errors import translate
+from wid.spark.explain import GB, state_bound
 from wid.spark.operator.output import KIND, STATS
 from wid.spark.operator.plan import late_rows_of, retractions_of, windows_of
 from wid.spark.operator.tally import tally
@@ -35,6 +37,7 @@ from wid.spark.plan import group_cap_message, natural_key
 from wid.spec.pipeline import PipelineSpec
 from wid.spec.window import Window
 
+LOG = logging.getLogger("wid")
 TAG = "_wid_out"
 DEAD = "_wid_dl_"
 
@@ -64,6 +67,17 @@ class StreamReport:
 def checkpoint_of(spec: PipelineSpec) -> str:
     """The pipeline's checkpoint directory (``<name>.checkpoint`` beside the TOML by default)."""
     return resolve(spec.stream.checkpoint or f"{spec.name}.checkpoint", spec.base_dir)
+
+
+def startup_notes(spec: PipelineSpec, result: WindowResult) -> list[str]:
+    """What a streaming run says before it starts: how the window runs and
+    DESIGN.md section 5's state bound, with a warning above 1 GB."""
+    total, text = state_bound(spec.window)
+    notes = [f"window stage: {result.planned.form} ({result.planned.why})", f"state bound: {text}"]
+    if total is not None and total > GB:
+        notes.append(f"warning: the state bound is {total / GB:.1f} GB, above 1 GB: lower max_groups_per_window "
+                     "or the lateness, or give executors the memory")
+    return notes
 
 
 def tagged(result: WindowResult) -> DataFrame:
@@ -144,7 +158,7 @@ def batch_writer(spec: PipelineSpec, result: WindowResult, on_rows: Callable[[in
 
 def run_stream(spec: PipelineSpec, spark: SparkSession,
                on_progress: Callable[[stream_query.BatchTally], None] = lambda _: None,
-               metrics: Metrics | None = None) -> StreamReport:
+               metrics: Metrics | None = None, on_notice: Callable[[str], None] = LOG.info) -> StreamReport:
     """Run a streaming pipeline until its trigger stops it (available-now,
     once) or it is interrupted, and return the report; `on_progress` sees
     each micro-batch's tally and `metrics` (if given) is kept current.
@@ -152,6 +166,8 @@ def run_stream(spec: PipelineSpec, spark: SparkSession,
     user can fix."""
     started = time.monotonic()
     result = compile_pipeline(spark, spec)
+    for line in startup_notes(spec, result):
+        on_notice(line)
     checkpoint = checkpoint_of(spec)
     report = StreamReport(spec.name, sinks.describe(spec.target, spec.base_dir),
                           sinks.describe(spec.dead_letter, spec.base_dir), checkpoint)

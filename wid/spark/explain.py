@@ -79,10 +79,18 @@ def warnings(spec: PipelineSpec | None, window: Window) -> list[str]:
         out.append("rows before landmark_ms go to the dead letter; windows run up to the latest event time")
     if window.kind == "rolling" and spec is not None and spec.target.kind == "sqlite":
         out.append("rolling rows are keyed by every input column: identical input rows are stored once")
+    streaming = spec is not None and spec.source.is_stream
     for a in window.aggregations:
         if a.agg == "count_distinct" and a.mode == "approximate":
-            out.append(f"'{a.as_}' is approximate (HLL, about 0.81 % standard error)")
-    if spec is not None and spec.source.is_stream and window.late_data == "drop":
+            out.append(f"'{a.as_}' is approximate (HLL, about 0.81 % standard error); on the WID operator it is "
+                       "counted exactly, keeping each group's distinct values")
+    if streaming and window.late_data == "reopen":
+        out.append(f"late rows reopen windows for allowed_lateness_ms = {window.allowed_lateness_ms}: a window "
+                   "is written again, corrected (keyed sinks overwrite it; Parquet appends a second row)")
+    if streaming and window.kind == "session" and (window.late_data == "reopen" or window.emit == "on_update"):
+        out.append("sessions that merge or move their start are retracted from keyed sinks (deleted by natural "
+                   "key); a Parquet sink keeps the stale rows")
+    if streaming and window.late_data == "drop":
         out.append(f"rows arriving after their window was emitted (lateness_ms = {window.lateness_ms}) are dropped; "
                    "they are counted (wid_late_rows_total), not stored")
     total, _ = state_bound(window)
@@ -119,10 +127,13 @@ def explain(result: WindowResult, window: Window, spec: PipelineSpec | None = No
     ops: dict[str, int] = {}
     for op in re.findall(r"\b(Exchange|Sort|Window|HashAggregate|ObjectHashAggregate|SortAggregate|Generate|"
                          r"BroadcastExchange|BroadcastNestedLoopJoin|Expand|MapInArrow|StateStoreSave|"
-                         r"SessionWindowStateStoreSave)\b", plan):
+                         r"SessionWindowStateStoreSave|TransformWithStateInPySpark)\b", plan):
         ops[op] = ops.get(op, 0) + 1
     _, state = state_bound(window)
-    if result.output.isStreaming:
+    if result.operator is not None:
+        state = ("streaming, WID operator: partial aggregates of many groups per shard (never rows) in Spark's "
+                 f"RocksDB state store, checkpointed with the query: {state}")
+    elif result.output.isStreaming:
         state = f"streaming, in Spark's state store (checkpointed with the query): {state}"
     else:
         state = ("batch: one partial per (group, pane), at most one per input row; nothing is kept between runs. "

@@ -66,6 +66,8 @@ def native_problem(window: Window) -> tuple[str, str] | None:
         return "kind", f"kind = '{w.kind}' on a stream (Spark refuses non-time windows on streaming DataFrames)"
     if w.punctuation is not None:
         return "punctuation", "punctuations on a stream"
+    if w.source_idleness_ms is not None:
+        return "source_idleness_ms", "source_idleness_ms on a stream (Spark's watermark waits for every source)"
     if w.late_data != "drop":
         return "late_data", f"late_data = '{w.late_data}' on a stream (Spark's operators can only drop late rows)"
     if w.emit == "on_update":

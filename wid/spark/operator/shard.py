@@ -204,6 +204,7 @@ def run_batch(spec: OperatorSpec, store: Store, engine: Engine, rows: pa.Table,
                  "late_dlq": n_late if spec.late_data == "dlq" else 0,
                  "late_dropped": 0 if spec.late_data == "dlq" else n_late,
                  "windows_active": windows, "state_groups": groups, "watermark_us": meta.marks.global_us,
+                 "batch_ms": batch_ms,
                  "sources": {k: c.watermark_us for k, c in meta.marks.sources.items()}}
     store.put("meta", meta.dumps())
     return out
