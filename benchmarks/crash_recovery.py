@@ -1,7 +1,7 @@
 """Crash recovery: kill `wid run` with SIGKILL at random moments, restart it,
 and check that the sink ends up exactly as after an uninterrupted run.
 
-    python -m benchmarks.crash_recovery [--runs 50] [--kills 5] [--seed 1]
+    python -m benchmarks.crash_recovery [--runs 50] [--kills 5] [--seed 1] [--late-data drop|dlq|reopen]
 
 Each run lands a fresh stream (JSON files read one per micro-batch, some bad
 rows among them) and a streaming pipeline writing SQLite. The uninterrupted
@@ -81,12 +81,13 @@ def pipeline_toml(extent: str = HOPPING, name: str = "crash") -> str:
     return PIPELINE.format(name=name, extent=extent)
 
 
-def make_stream(root: Path, files: int, rows_per_file: int, rng: random.Random) -> None:
-    """The pipeline file and a landing directory of `files` JSON files with
-    disorder, a few late rows and a few malformed ones."""
+def make_stream(root: Path, files: int, rows_per_file: int, rng: random.Random, extent: str = HOPPING) -> None:
+    """The pipeline file (window `extent`) and a landing directory of
+    `files` JSON files with disorder, a few late rows and a few malformed
+    ones."""
     land = root / "land"
     land.mkdir(parents=True)
-    (root / "pipeline.toml").write_text(pipeline_toml())
+    (root / "pipeline.toml").write_text(pipeline_toml(extent))
     t0 = 1_700_000_000_000
     for f in range(files):
         lines = []
@@ -136,11 +137,13 @@ def tables(root: Path) -> dict[str, list[tuple[object, ...]]]:
                 for t in ("windows", "dead_letter")}
 
 
-def one_run(base: Path, seed: int, kills: int, files: int = 12, rows_per_file: int = 40) -> dict[str, int]:
-    """Returns counts: kills done, duplicate and missing rows against the reference."""
+def one_run(base: Path, seed: int, kills: int, files: int = 12, rows_per_file: int = 40,
+            extent: str = HOPPING) -> dict[str, int]:
+    """Returns counts: kills done, duplicate and missing rows against the
+    reference (window `extent`: kind, sizes and late-data policy)."""
     rng = random.Random(seed)
     ref, crash = base / f"ref-{seed}", base / f"crash-{seed}"
-    make_stream(ref, files, rows_per_file, random.Random(seed))
+    make_stream(ref, files, rows_per_file, random.Random(seed), extent)
     shutil.copytree(ref, crash)
     finish(ref)
     done = 0
@@ -165,12 +168,16 @@ def main() -> None:
     parser.add_argument("--kills", type=int, default=1)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--dir", default="/tmp/wid-crash")
+    parser.add_argument("--late-data", choices=["drop", "dlq", "reopen"], default="drop",
+                        help="dlq and reopen run on the WID operator")
     args = parser.parse_args()
+    extent = HOPPING + {"drop": "", "dlq": '\nlate_data = "dlq"',
+                        "reopen": '\nlate_data = "reopen"\nallowed_lateness_ms = 30000'}[args.late_data]
     base = Path(args.dir)
     shutil.rmtree(base, ignore_errors=True)
     tally = {"runs": 0, "matched": 0, "kills": 0, "duplicates": 0, "missing": 0}
     for run in range(args.runs):
-        result = one_run(base, args.seed + run, args.kills)
+        result = one_run(base, args.seed + run, args.kills, extent=extent)
         tally["runs"] += 1
         tally["kills"] += result["kills"]
         tally["duplicates"] += result["duplicates"]
