@@ -98,3 +98,32 @@ def test_session_updates_and_retractions_leave_the_sink_as_the_oracle(spark: Any
     want = final_rows(batches, spec.window)
     assert got == {(sqlite_time(s), k): (r["n"], r["total"], r["is_final"]) for (s, k), r in want.items()}
     assert any(e.retract for r in run_stream(batches, spec.window) for e in r.emitted), "the data must retract"
+
+
+def test_group_cap_on_the_operator_fails_with_the_design_message(spark: Any, tmp_path: Path) -> None:
+    from tests.test_stream_pipeline import good_rows
+    from wid.errors import StateCapError
+
+    land(tmp_path / "land", [[json.dumps(r) for r in good_rows(30)]])
+    text = pipeline_toml('kind = "tumbling"\nduration_ms = 10000\nlate_data = "dlq"', name="capped-op").replace(
+        "max_groups_per_window = 1000", "max_groups_per_window = 1")
+    with pytest.raises(StateCapError) as err:
+        run_pipeline(loads_pipeline(text, base_dir=str(tmp_path)), spark)
+    assert str(err.value) == ("window state cap hit: max_groups_per_window=1 reached on window "
+                              "[2023-11-14T22:13:20Z, 2023-11-14T22:13:30Z) for pipeline capped-op")
+
+
+def test_exact_distinct_cap_on_the_operator_fails_loudly(spark: Any, tmp_path: Path) -> None:
+    from wid.errors import StateCapError
+
+    rows = [{"k": "a", "ts": 1_700_000_000_000 + i, "v": float(i)} for i in range(5)]
+    rows.append({"k": "a", "ts": 1_700_000_100_000, "v": 0.0})  # moves the watermark past the first window
+    land(tmp_path / "land", [[json.dumps(r) for r in rows]])
+    text = pipeline_toml('kind = "tumbling"\nduration_ms = 10000\nlate_data = "dlq"', name="distinct").replace(
+        'agg = "sum"\ncolumn = "v"\nas = "total"',
+        'agg = "count_distinct"\ncolumn = "v"\nas = "total"\nmode = "exact"\nmax_distinct_values_per_group = 3')
+    spec = loads_pipeline(text.replace("lateness_ms = 5000", "lateness_ms = 0"), base_dir=str(tmp_path))
+    with pytest.raises(StateCapError, match=r"distinct-value cap hit: max_distinct_values_per_group=3 reached by "
+                                            r"aggregation 'total' in window \[2023-11-14T22:13:20Z, "
+                                            r"2023-11-14T22:13:30Z\) for pipeline distinct"):
+        run_pipeline(spec, spark)

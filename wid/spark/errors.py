@@ -8,6 +8,7 @@ import re
 from wid.errors import ConfigError, StateCapError, WidError
 
 _CAP = re.compile(r"((?:window state|distinct-value) cap hit: .*?)(?:\s+SQLSTATE.*)?$", re.M)
+_SHARDS = re.compile(r"(this checkpoint's state was written with \d+ shards.*?)(?:\s+SQLSTATE.*)?$", re.M)
 
 
 def translate(exc: BaseException, sql_field: str | None = None) -> WidError | None:
@@ -21,6 +22,9 @@ def translate(exc: BaseException, sql_field: str | None = None) -> WidError | No
     match = _CAP.search(message)
     if match:
         return StateCapError(match.group(1).strip())
+    shards = _SHARDS.search(message)
+    if shards:
+        return ConfigError("spark.wid.operator.shards", shards.group(1).strip())
     name = type(exc).__name__
     if sql_field and name in ("AnalysisException", "ParseException"):
         first = message.strip().splitlines()[0] if message.strip() else name
