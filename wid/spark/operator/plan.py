@@ -170,7 +170,8 @@ def compile_operator(prepared_by: Mapping[str, DataFrame], punctuations_by: Mapp
                              T.StructType.fromJson(_packed_json()))
     states = packed.groupBy(KEY).transformWithStateInPandas(WidProcessor(spec), OUTPUT_DDL, "Append", "None")
     schema = _output_schema(spark, first, window, dead_letter)
-    unpacked = states.mapInArrow(functools.partial(unpack, schema=to_arrow_schema(schema)), schema)
+    arrow = to_arrow_schema(schema, timezone=spark.conf.get("spark.sql.session.timeZone") or "UTC")
+    unpacked = states.mapInArrow(functools.partial(unpack, schema=arrow), schema)
     return OperatorPlan(unpacked, spec)
 
 
