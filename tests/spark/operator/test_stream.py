@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -94,3 +95,45 @@ def test_an_idle_source_stops_holding_the_watermark_back(spark: Any, tmp_path: P
     assert got == want
     assert any(o.emitted for o in oracle[:4]), "b's idleness let a's windows out before b resumed"
     assert oracle[4].rows_late_dropped == 1
+
+
+def test_timestamp_event_times_and_late_rows_as_json(spark: Any, tmp_path: Path) -> None:
+    """An event-time column of Spark's TIMESTAMP type on the operator with
+    late_data = dlq: windows equal the oracle's, and the late row reaches the
+    dead letter as the JSON Spark writes for it."""
+    from datetime import UTC, datetime, timedelta
+
+    from wid import Aggregation, Window
+    from wid.semantics.stream_oracle import MicroBatch, run_stream
+
+    t0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
+    files = [[("a", t0 + timedelta(seconds=s)) for s in (1, 4, 12)], [("a", t0 + timedelta(seconds=2))],
+             [("b", t0 + timedelta(seconds=31))]]
+    land = tmp_path / "land"
+    land.mkdir()
+    for i, rows in enumerate(files):
+        path = land / f"part-{i}.json"
+        path.write_text("".join(json.dumps({"k": k, "ts": t.isoformat()}) + "\n" for k, t in rows))
+        os.utime(path, (1_000_000 + i, 1_000_000 + i))
+    window = Window(kind="tumbling", duration_ms=10_000, event_time_column="ts", group_by=("k",), late_data="dlq",
+                    max_groups_per_window=10, aggregations=(Aggregation("count", as_="n"),
+                                                            Aggregation("last", "ts", as_="last_ts")))
+    df = spark.readStream.schema("k STRING, ts TIMESTAMP").option("maxFilesPerTrigger", 1).json(str(land))
+    result = wid.window_result(df, window)
+    got: list[Any] = []
+    dead: list[Any] = []
+
+    def handle(frame: Any, _: int) -> None:
+        got.extend(r.asDict() for r in frame.select(*window.output_prefix[:2], "k", "n", "last_ts").collect())
+    query = result.output.writeStream.foreachBatch(handle).option("checkpointLocation", str(tmp_path / "c1")).trigger(
+        availableNow=True).start()
+    query.awaitTermination()
+    query = result.dead_letter.writeStream.foreachBatch(lambda f, _: dead.extend(f.collect())).option(
+        "checkpointLocation", str(tmp_path / "c2")).trigger(availableNow=True).start()
+    query.awaitTermination()
+    naive = [[{"k": k, "ts": t.replace(tzinfo=None)} for k, t in rows] for rows in files]
+    oracle = run_stream([MicroBatch([("source", r) for r in rows], i) for i, rows in enumerate(naive)], window)
+    want = sorted((e.row["k"], e.row["n"], e.row["last_ts"]) for o in oracle for e in o.emitted)
+    assert sorted((g["k"], g["n"], g["last_ts"].replace(tzinfo=None)) for g in got) == want
+    assert [json.loads(d["row_json"]) for d in dead] == [{"k": "a", "ts": "2024-03-01T12:00:02.000Z"}]
+    assert [d["reason"] for d in dead] == ["late: its window was already emitted"]
