@@ -35,6 +35,7 @@ def readings(minutes: int, segments: int, seed: int = 5) -> list[tuple[int, dict
     """(arrival time in ms, row) for every reading and punctuation."""
     rng = random.Random(seed)
     out = []
+    count = 0
     for s in range(segments):
         seg = f"I5-N-{s + 1:02d}"
         for m in range(minutes):
@@ -42,7 +43,8 @@ def readings(minutes: int, segments: int, seed: int = 5) -> list[tuple[int, dict
             for i in range(3):
                 ts = T0_MS + m * 60_000 + i * 20_000 + rng.randrange(1_000)
                 arrival = ts + rng.randrange(30_000)
-                if rng.random() < 1 / 40:
+                count += 1
+                if count % 40 == 7 and m < minutes - 7:  # every 40th reading, unless the stream ends first
                     arrival += 360_000
                 speed = round(60.0 - jam + rng.gauss(0, 4), 1)
                 out.append((arrival, {"seg_id": seg, "speed": speed, "ts": ts, "is_punctuation": False}))

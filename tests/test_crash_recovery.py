@@ -23,6 +23,6 @@ def test_sigkill_on_the_wid_operator_with_late_rows(tmp_path: Path, policy: str)
     # late rows (3 % of the stream, a minute behind) go to the dead letter, or reopen their windows;
     # the operator's state and decisions replay from the checkpoint, so both tables match the reference
     extra = {"dlq": 'late_data = "dlq"', "reopen": 'late_data = "reopen"\nallowed_lateness_ms = 30000'}[policy]
-    result = one_run(tmp_path, seed=11, kills=2, extent=f"{HOPPING}\n{extra}")
+    result = one_run(tmp_path, seed=11, kills=2, files=8, extent=f"{HOPPING}\n{extra}")
     assert result["kills"] >= 1, "the stream finished before it could be killed; make it longer"
     assert result["duplicates"] == 0 and result["missing"] == 0 and result["extra"] == 0, result

@@ -52,3 +52,37 @@ def test_metrics_endpoint_reports_what_was_fed(spark: Any, tmp_path: Path) -> No
     expected = (max(r["ts"] for r in rows) - spec.window.lateness_ms) / 1000
     assert watermarks == {"_global": expected, "source": expected}
     assert got[("wid_windows_active", ())] >= 0 and got[("wid_state_groups", ())] >= got[("wid_windows_active", ())]
+
+
+def test_operator_metrics_per_source_and_policy(spark: Any, tmp_path: Path) -> None:
+    """On the WID operator (late_data = dlq, two sources): late rows counted
+    under their policy, each source's own watermark and the global minimum,
+    and the windows and groups the shards hold."""
+    from wid.spec.toml_io import loads_pipeline
+
+    ahead, behind = good_rows(30), good_rows(10)
+    land(tmp_path / "land", [[json.dumps(r) for r in ahead[:20]], [json.dumps(r) for r in ahead[20:]]
+                             + [json.dumps({"k": "a", "ts": ahead[0]["ts"] - 120_000, "v": 1.0})]])
+    land(tmp_path / "land2", [[json.dumps(r) for r in behind]])
+    text = write_pipeline(tmp_path).read_text().replace("max_groups_per_window = 1000",
+                                                        'max_groups_per_window = 1000\nlate_data = "dlq"')
+    text = text.replace("[source]", "[[source]]")
+    second = text[text.index("[[source]]"):text.index("[transform.window]")].replace('path = "land"', 'path = "land2"')
+    text = text.replace("[transform.window]", second + 'name = "second"\n\n[transform.window]', 1)
+    spec = loads_pipeline(text, base_dir=str(tmp_path))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    metrics = Metrics(spec.name, spec.window.kind, spec.window.late_data, tuple(s.name for s in spec.sources))
+    metrics.serve(port)
+    report = run_stream(spec, spark, metrics=metrics)
+    got = scrape(port)
+    assert report.identity_holds and report.total("rows_late_dlq") == 1
+    assert got[("wid_late_rows_total", (("policy", "dlq"),))] == 1
+    assert got[("wid_rows_in_total", ())] == 41
+    watermarks = {dict(labels)["source"]: v for (name, labels), v in got.items() if name == "wid_watermark_seconds"}
+    lateness = spec.window.lateness_ms
+    assert watermarks == {"source": (max(r["ts"] for r in ahead) - lateness) / 1000,
+                          "second": (max(r["ts"] for r in behind) - lateness) / 1000,
+                          "_global": (max(r["ts"] for r in behind) - lateness) / 1000}
+    assert got[("wid_state_groups", ())] >= got[("wid_windows_active", ())] > 0

@@ -182,18 +182,31 @@ def test_bad_rows_are_rejected_and_counted(spark: Any, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("kw", "field"), [
     ({"kind": "count", "size_rows": 3}, "kind"),
-    ({"kind": "tumbling", "duration_ms": 10_000, "late_data": "dlq"}, "late_data"),
-    ({"kind": "session", "gap_ms": 1_000, "emit": "on_update"}, "emit"),
-    ({"kind": "hopping", "duration_ms": 30_000, "hop_ms": 10_000, "emit": "on_update"}, "emit"),
-    ({"kind": "tumbling", "duration_ms": 10_000, "emit": "on_update"}, "emit"),
+    ({"kind": "rolling", "duration_ms": 3_000}, "kind"),
+    ({"kind": "landmark", "hop_ms": 1_000, "landmark_ms": 0}, "kind"),
     ({"kind": "tumbling", "duration_ms": 10_000, "max_groups_per_window": None}, "max_groups_per_window"),
 ])
-def test_what_needs_the_wid_operator_is_named(spark: Any, tmp_path: Path, kw: dict[str, Any], field: str) -> None:
+def test_what_no_streaming_path_runs_is_named(spark: Any, tmp_path: Path, kw: dict[str, Any], field: str) -> None:
     base = {"event_time_column": "ts", "event_time_unit": "ms", "group_by": ["k"], "aggregations": AGGS,
             "max_groups_per_window": 10}
     with pytest.raises(ConfigError) as err:
         wid.aggregate(feed(spark, tmp_path, [[]]), Window(**{**base, **kw}))
     assert err.value.field == field
+
+
+@pytest.mark.parametrize(("kw", "field"), [
+    ({"kind": "tumbling", "duration_ms": 10_000, "late_data": "dlq"}, "late_data"),
+    ({"kind": "session", "gap_ms": 1_000, "emit": "on_update"}, "emit"),
+    ({"kind": "hopping", "duration_ms": 30_000, "hop_ms": 10_000, "emit": "on_update"}, "emit"),
+    ({"kind": "tumbling", "duration_ms": 10_000, "source_idleness_ms": 1_000}, "source_idleness_ms"),
+])
+def test_what_spark_cannot_run_goes_to_the_wid_operator(spark: Any, tmp_path: Path, kw: dict[str, Any],
+                                                         field: str) -> None:
+    base = {"event_time_column": "ts", "event_time_unit": "ms", "group_by": ["k"], "aggregations": AGGS,
+            "max_groups_per_window": 10}
+    result = wid.window_result(feed(spark, tmp_path, [[]]), Window(**{**base, **kw}))
+    assert result.operator is not None and result.planned.form.startswith("WID operator")
+    assert field in result.planned.why or kw.get(field, "") in result.planned.why
 
 
 @pytest.mark.parametrize("holistic", [False, True])
