@@ -28,7 +28,15 @@ from wid.aggregates.vector import CapError
 from wid.spark.operator.layout import OperatorSpec
 from wid.spark.operator.shard import Closing, Store
 from wid.spark.operator.tables import NONE, TS, concat, from_bytes, group_ids, ints, to_bytes
-from wid.spark.operator.time_engine import END, FINAL, START, cap_message, field, iso_utc
+from wid.spark.operator.time_engine import (
+    END,
+    FINAL,
+    START,
+    cap_message,
+    field,
+    fields_of,
+    finish_all,
+)
 
 SHOWN, TOUCHED = "_wid_shown", "_wid_touched"
 
@@ -101,9 +109,7 @@ class SessionEngine:
         np.logical_or.at(kept, sid, shown & ~moved)
         out = out.append_column(SHOWN, pa.array(kept))
         for i, agg in enumerate(self.spec.aggs):
-            parts = {c[len(f"_{i}_"):]: table.column(c).combine_chunks() for c in table.column_names
-                     if c.startswith(f"_{i}_")}
-            for k, v in agg.merge(parts, sid, n).items():
+            for k, v in agg.merge(fields_of(table, i), sid, n).items():
                 out = out.append_column(field(i, k), v)
         touched = np.zeros(n, dtype=bool)
         np.logical_or.at(touched, sid, table.column(TOUCHED).to_numpy(zero_copy_only=False).astype(bool))
@@ -126,15 +132,7 @@ class SessionEngine:
         out = held.filter(pa.array(emit))
         cols: dict[str, pa.Array] = {START: out.column(START), END: out.column(END), FINAL: pa.array(closed[emit])}
         cols.update({k: out.column(k) for k in self.spec.group_by})
-        for i, (agg, alias) in enumerate(zip(self.spec.aggs, self.spec.aliases, strict=True)):
-            parts = {c[len(f"_{i}_"):]: out.column(c).combine_chunks() for c in out.column_names
-                     if c.startswith(f"_{i}_")}
-            try:
-                cols[alias] = agg.finish(parts)
-            except CapError as err:
-                s, e = int(ints(out, START)[err.index]), int(ints(out, END)[err.index])
-                raise CapError(f"{err} in window [{iso_utc(s)}, {iso_utc(e)}) for pipeline {self.spec.pipeline}"
-                               ) from None
+        cols.update(finish_all(self.spec, out, ints(out, START), ints(out, END)))
         return pa.table(cols), self.retracted
 
     def evict(self, after: Closing) -> None:

@@ -54,6 +54,26 @@ def cap_message(spec: OperatorSpec, start_us: int, end_us: int) -> str:
             f"[{iso_utc(start_us)}, {iso_utc(end_us)}) for pipeline {spec.pipeline}")
 
 
+def fields_of(table: pa.Table, i: int) -> dict[str, pa.Array]:
+    """Aggregation i's partial fields in `table`, by field name."""
+    prefix = f"_{i}_"
+    return {c[len(prefix):]: table.column(c).combine_chunks() for c in table.column_names if c.startswith(prefix)}
+
+
+def finish_all(spec: OperatorSpec, table: pa.Table, start_us: np.ndarray, end_us: np.ndarray) -> dict[str, pa.Array]:
+    """Every aggregation's output column over merged `table` (one row per
+    window, bounds `start_us`/`end_us`); a cap hit names the window."""
+    out = {}
+    for i, (agg, alias) in enumerate(zip(spec.aggs, spec.aliases, strict=True)):
+        try:
+            out[alias] = agg.finish(fields_of(table, i))
+        except CapError as err:
+            at = err.index
+            raise CapError(f"{err} in window [{iso_utc(int(start_us[at]))}, {iso_utc(int(end_us[at]))}) "
+                           f"for pipeline {spec.pipeline}") from None
+    return out
+
+
 class TimeEngine:
     """The `wid.spark.operator.shard.Engine` of tumbling and hopping windows."""
 
@@ -143,9 +163,7 @@ class TimeEngine:
         ids, n, first = group_ids(table, keys)
         out = table.select(keys).take(pa.array(first))
         for i, agg in enumerate(self.spec.aggs):
-            names = [c for c in table.column_names if c.startswith(f"_{i}_")]
-            parts = {c[len(f"_{i}_"):]: table.column(c).combine_chunks() for c in names}
-            for k, v in agg.merge(parts, ids, n).items():
+            for k, v in agg.merge(fields_of(table, i), ids, n).items():
                 out = out.append_column(field(i, k), v)
         return out
 
@@ -204,18 +222,10 @@ class TimeEngine:
             return None
         merged, w, end = merged.filter(pa.array(keep)), w[keep], end[keep]
         self._check_cap(w)
-        cols: dict[str, pa.Array] = {START: pa.array(end - self.g.length * self.g.pane_us), END: pa.array(end),
-                                     FINAL: pa.array(end <= aft[keep])}
+        start = end - self.g.length * self.g.pane_us
+        cols: dict[str, pa.Array] = {START: pa.array(start), END: pa.array(end), FINAL: pa.array(end <= aft[keep])}
         cols.update({k: merged.column(k) for k in self.spec.group_by})
-        for i, (agg, alias) in enumerate(zip(self.spec.aggs, self.spec.aliases, strict=True)):
-            parts = {c[len(f"_{i}_"):]: merged.column(c).combine_chunks() for c in merged.column_names
-                     if c.startswith(f"_{i}_")}
-            try:
-                cols[alias] = agg.finish(parts)
-            except CapError as err:
-                at = int(w[err.index])
-                raise CapError(f"{err} in window [{iso_utc(self.g.start(at))}, {iso_utc(self.g.end(at))}) "
-                               f"for pipeline {self.spec.pipeline}") from None
+        cols.update(finish_all(self.spec, merged, start, end))
         return pa.table(cols)
 
     def _merged(self, table: pa.Table) -> pa.Table:
@@ -236,8 +246,7 @@ class TimeEngine:
         ids, n, head = group_ids(pairs, [*keys, PANE])
         out = pairs.take(pa.array(head))
         for i, agg in enumerate(self.spec.aggs):
-            parts = {c[len(f"_{i}_"):]: table.column(c).take(pa.array(row)) for c in table.column_names
-                     if c.startswith(f"_{i}_")}
+            parts = {k: v.take(pa.array(row)) for k, v in fields_of(table, i).items()}
             for k, v in agg.merge(parts, ids, n).items():
                 out = out.append_column(field(i, k), v)
         return out
@@ -314,4 +323,4 @@ class TimeEngine:
         return len(self.index), sum(self.index.values())
 
 
-__all__ = ["END", "FINAL", "START", "TimeEngine", "cap_message", "field", "iso_utc"]
+__all__ = ["END", "FINAL", "START", "TimeEngine", "cap_message", "field", "fields_of", "finish_all", "iso_utc"]
