@@ -180,3 +180,14 @@ def test_weather_join_example_equals_duckdb(spark: Any, workdir: Path) -> None:
     for g, w in zip(got, want, strict=True):
         same_avg = (g[4] is None and w[4] is None) or math.isclose(g[4], w[4], rel_tol=1e-9)
         assert g[:4] == w[:4] and same_avg and g[5:] == w[5:], (g, w)
+
+
+def test_weather_join_explain_shows_no_join_operator(spark: Any, workdir: Path) -> None:
+    """The window join is sort-based: its physical plan has no
+    SortMergeJoin or nested-loop join, one shuffle per side."""
+    validated = run_cli("validate", str(workdir / "flights_weather_join.toml"))
+    assert validated.exit_code == 0 and "window join [-10800000, 0] ms, 4 metric(s)" in " ".join(validated.output.split())
+    out = " ".join(run_cli("explain", str(workdir / "flights_weather_join.toml"), "--plan").output.split())
+    assert "join stage (window join): sort-based window join" in out
+    assert "MapInArrow" in out and "2 shuffle(s)" in out
+    assert "SortMergeJoin" not in out and "NestedLoopJoin" not in out and "CartesianProduct" not in out

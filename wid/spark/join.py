@@ -157,6 +157,22 @@ def _check_columns(df: DataFrame, join: WindowJoin, side: str) -> None:
         if col not in df.columns:
             raise ConfigError(role, f"column '{col}' is not in the {side} input (columns: {', '.join(df.columns)})",
                               "fix the name (metrics read right columns; left columns pass through)")
+    if side == "right":
+        _check_numeric(df, join)
+
+
+ANY_TYPE = ("count", "min", "max", "first", "last")
+
+
+def _check_numeric(right: DataFrame, join: WindowJoin) -> None:
+    """Arithmetic metrics need numeric right columns."""
+    types = {f.name: f.dataType for f in right.schema.fields}
+    for i, m in enumerate(join.metrics):
+        if isinstance(m, Aggregation) and m.agg not in ANY_TYPE:
+            for c in m.columns:
+                if not isinstance(types[c], T.NumericType):
+                    raise ConfigError(f"metrics[{i}].column", f"{m.agg} needs a numeric column; '{c}' is "
+                                      f"{types[c].simpleString()}", "cast it in join.right_sql, or pick a number column")
 
 
 def _columns(metric: Metric) -> tuple[str, ...]:
