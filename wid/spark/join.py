@@ -7,11 +7,10 @@ The plan, with no nested-loop or range join and no Python per row or key:
 1. Each side gets its time in epoch microseconds and a reject reason (NULL or
    unparseable time, NULL matching column); rejected rows go to the dead
    letter with the reason and their side.
-2. The right rows are shuffled once by key, then aggregated locally by
-   (key, time) into every aggregation's partial fields (the
-   `wid.aggregates.spark` forms windows use), plus the raw values that
-   med/percentile and non-aggregate metrics need.
-3. The left rows and the right partials, unioned and partitioned by key, go
+2. Each right row becomes every aggregation's partial fields of the row
+   alone (`row_partial`, the `wid.aggregates.spark` forms windows use), plus
+   the raw values that med/percentile and non-aggregate metrics need.
+3. The left rows and the right partials, each shuffled once by key, go
    once per partition through `wid.spark.join_merge` (`mapInArrow`): a
    sort, a binary search for each window's range, and O(1) merges per window
    (prefix sums, sparse tables, shifted moments).
@@ -42,7 +41,7 @@ from wid.spec.aggregation import Aggregation
 from wid.spec.join import SYSTEM_TIME, ColumnMetric, Metric, WindowJoin, metric_alias
 
 SIDE = "_wid_side"
-ROWS = "_wid_rows"
+RAW = "_wid_c"  # + j: the raw right values med/percentile and non-aggregate metrics read
 FORM = "sort-based window join: one shuffle by key, vectorised Arrow range merge"
 WHY = ("each left row's window is a contiguous time range of its key's right rows, found by binary search "
        "after one sort; merged in O(1) per window, so the cost is O((N + M) log(N + M))")
@@ -210,25 +209,24 @@ def _metrics(join: WindowJoin, right: DataFrame) -> _Metrics:
     out = _Metrics([], {}, raw, [], [])
     for i, m in enumerate(join.metrics):
         if isinstance(m, ColumnMetric):
-            out.values.append((f"c{raw.index(m.column)}", f"_wid_v{i}"))
+            out.values.append((f"{RAW}{raw.index(m.column)}", f"_wid_v{i}"))
         elif m.holistic:
             fraction = 0.5 if m.agg == "med" else (m.percent or 0.0) / 100
-            out.percentiles.append(join_merge.Percentile(f"c{raw.index(m.column or '')}", fraction, f"_wid_q{i}"))
+            out.percentiles.append(join_merge.Percentile(f"{RAW}{raw.index(m.column or '')}", fraction, f"_wid_q{i}"))
         else:
             out.agg_of[i] = len(out.aggs)
             out.aggs.append(spark_agg(m, inputs))
     return out
 
 
-def _partials(right: DataFrame, join: WindowJoin, keys: list[str], ms: _Metrics) -> DataFrame:
-    """Right rows, shuffled by key and aggregated by (key, time)."""
-    needed = sorted({c for m in join.metrics for c in _columns(m)})
-    rows = right.select(*[F.col(c).alias(k) for c, k in zip(join.right_keys, keys, strict=True)], TS, *needed)
-    exprs = [e.alias(field(i, k)) for i, a in enumerate(ms.aggs) for k, e in a.partial().items()]
-    if ms.raw:
-        collected = F.collect_list(F.struct(*[F.col(c).alias(f"c{j}") for j, c in enumerate(ms.raw)]))
-        exprs.append((F.array_sort(collected) if join.special and ms.values else collected).alias(ROWS))
-    return by_key(rows, keys).groupBy(*keys, TS).agg(*exprs).withColumn(SIDE, F.lit(1).cast("byte"))
+def _right_rows(right: DataFrame, join: WindowJoin, keys: list[str], ms: _Metrics) -> DataFrame:
+    """Right rows shuffled by key: key, time, side, every aggregation's
+    partial fields of the row alone, and the raw values (``_wid_c<j>``)."""
+    exprs = [e.alias(field(i, k)) for i, a in enumerate(ms.aggs) for k, e in a.row_partial().items()]
+    rows = right.select(*[F.col(c).alias(k) for c, k in zip(join.right_keys, keys, strict=True)], TS,
+                        F.lit(1).cast("byte").alias(SIDE), *exprs,
+                        *[F.col(c).alias(f"{RAW}{j}") for j, c in enumerate(ms.raw)])
+    return by_key(rows, keys)
 
 
 def _fields(partials: DataFrame, join: WindowJoin, ms: _Metrics) -> tuple[list[pane_merge.FieldOp], dict[str, str]]:
@@ -243,36 +241,48 @@ def _fields(partials: DataFrame, join: WindowJoin, ms: _Metrics) -> tuple[list[p
 
 
 def _plan(left: DataFrame, right: DataFrame, join: WindowJoin, columns: list[str]) -> tuple[DataFrame, tuple[str, ...]]:
+    """The joined rows (before null_fill), and notes for `wid explain`."""
     keys = [f"_wid_k{j}" for j in range(len(join.left_keys))]
     ms = _metrics(join, right)
-    partials = _partials(right, join, keys, ms)
+    partials = _right_rows(right, join, keys, ms)
     fields, copies = _fields(partials, join, ms)
     rows = left.select(*columns, *[F.col(c).alias(k) for c, k in zip(join.left_keys, keys, strict=True)], TS,
                        F.lit(0).cast("byte").alias(SIDE))
     union = by_key(by_key(rows, keys).unionByName(partials, allowMissingColumns=True), keys)  # co-partitioned
     types = {f.name: f.dataType for f in union.schema.fields}
-    rows_type = types.get(ROWS)
-    element = rows_type.elementType if isinstance(rows_type, T.ArrayType) else None
-    raw_types = {f.name: f.dataType for f in element.fields} if isinstance(element, T.StructType) else {}
-    schema = [T.StructField(c, types[c]) for c in columns]
+    same = _duplicates(join, keys, types)
+    payload = [same.get(c, c) for c in columns]  # a left column equal to a key or time column travels once
+    schema = [T.StructField(c, types[c]) for c in payload]
     schema += [T.StructField(n, output_type(op, n, types)) for op in fields for n in op.outputs]
     schema += [T.StructField(p.output, T.DoubleType()) for p in ms.percentiles]
-    schema += [T.StructField(out, T.ArrayType(raw_types[src]) if join.special else raw_types[src])
-               for src, out in ms.values]
+    schema += [T.StructField(out, T.ArrayType(types[src]) if join.special else types[src]) for src, out in ms.values]
     a, b = join.window
     spec = join_merge.JoinMergeSpec(
         keys=tuple(keys), ts=TS, side=SIDE, bounds_us=None if join.special else (a * 1000, b * 1000),
-        payload=tuple(columns), ties=tuple(c for c in columns if _sortable(types[c])), fields=tuple(fields),
-        rows=ROWS if ms.raw else None, percentiles=tuple(ms.percentiles), values=tuple(ms.values))
+        payload=tuple(payload), ties=tuple(c for c in payload if _sortable(types[c])), fields=tuple(fields),
+        ordered=tuple(dict.fromkeys(src for src, _ in ms.values if _sortable(types[src]))),
+        percentiles=tuple(ms.percentiles), values=tuple(ms.values))
     for module in (pane_merge, join_merge):
         cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]  # executors need numpy, pyarrow
-    merged = union.mapInArrow(functools.partial(join_merge.join, spec=spec), T.StructType(schema))
-    merged = merged.select("*", *[F.col(src).alias(dst) for dst, src in copies.items()])
+    raw = [f"{RAW}{j}" for j in range(len(ms.raw))]
+    inputs = dict.fromkeys([*payload, *keys, TS, SIDE, *(c for op in fields for c in op.inputs), *raw])
+    merged = union.select(*inputs).mapInArrow(functools.partial(join_merge.join, spec=spec), T.StructType(schema))
+    merged = merged.select(*[F.col(same.get(c, c)).alias(c) for c in columns], *[c for c in merged.columns if c not in payload],
+                           *[F.col(src).alias(dst) for dst, src in copies.items()])
     return _output(merged, join, columns, ms), _notes(join, ms)
 
 
+def _duplicates(join: WindowJoin, keys: list[str], types: dict[str, T.DataType]) -> dict[str, str]:
+    """Left columns whose values the internal key or time columns already
+    carry, with the same type: {left column: internal column}."""
+    same = {c: k for c, k in zip(join.left_keys, keys, strict=True) if types[c] == types[k]}
+    if join.left_time is not None and join.time_unit == "us" and isinstance(types[join.left_time], T.LongType):
+        same[join.left_time] = TS
+    return same
+
+
 def _sortable(t: T.DataType) -> bool:
-    """Types pyarrow sorts, which order tied left rows of the window (0, 0)."""
+    """Types pyarrow sorts, which order tied rows of the window (0, 0)."""
     return isinstance(t, T.NumericType | T.StringType | T.BinaryType | T.BooleanType | T.DateType
                       | T.TimestampType | T.TimestampNTZType)
 

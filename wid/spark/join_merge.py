@@ -7,16 +7,16 @@ module imports only numpy, pyarrow and the standard library, so PySpark ships
 it by value and executors need no wid install.
 
 Input rows (all of a key's rows in one partition): left rows (`side` 0,
-with the pass-through columns) and right partials (`side` 1: one row per
-right (key, time) with every aggregation's partial fields, and optionally a
-list of the raw right values). Algorithm:
+with the pass-through columns) and right rows (`side` 1, with every
+aggregation's partial fields of the row alone and the raw values that
+med/percentile and non-aggregate metrics read). Algorithm:
 
 1. sort by (key, time, side, tie columns) and number the keys;
 2. each left row's window is a time range ``[first, last]`` of its key:
    ``[t + a, t + b]``, or for the special window ``[t_prev, t - 1]``
    (``t_prev``: the previous left time of the key, minus infinity for the
    first, and an empty range for a tied row);
-3. binary search gives the partial rows ``[i0, i1)`` of each window; fields
+3. binary search gives the right rows ``[i0, i1)`` of each window; fields
    merge over the ranges in O(1) each (prefix sums, sparse tables, shifted
    moments); med/percentile gather the window's raw values and sort them;
 4. non-aggregate metrics emit one row per raw right value of the window
@@ -39,7 +39,7 @@ NO_PREVIOUS = np.iinfo(np.int64).min // 4  # t_prev of a key's first left row: b
 
 @dataclass(frozen=True)
 class Percentile:
-    """med/percentile of raw field `column` at `fraction` (0..1), into `output`."""
+    """med/percentile of raw column `column` at `fraction` (0..1), into `output`."""
 
     column: str
     fraction: float
@@ -54,11 +54,11 @@ class JoinMergeSpec:
     - `bounds_us`: the window (a, b) in microseconds; None for the special
       window (0, 0).
     - `payload`: left columns passed through; `ties`: the left columns that
-      order tied left rows of the special window.
+      order tied left rows of the special window, `ordered` the raw columns
+      that order tied right rows there (so its value lists are in order).
     - `fields`: partial fields merged over each window (``FieldOp``).
-    - `rows`: the column holding each right partial's raw values (a list of
-      structs), or None; `percentiles` and `values` (struct field, output
-      column) read it.
+    - `percentiles` and `values` (raw column, output column) read the raw
+      right values.
     """
 
     keys: tuple[str, ...]
@@ -68,14 +68,14 @@ class JoinMergeSpec:
     payload: tuple[str, ...]
     ties: tuple[str, ...] = ()
     fields: tuple[FieldOp, ...] = ()
-    rows: str | None = None
+    ordered: tuple[str, ...] = ()
     percentiles: tuple[Percentile, ...] = ()
     values: tuple[tuple[str, str], ...] = ()
     batch_rows: int = 1 << 16
 
 
 def _order(tbl: pa.Table, spec: JoinMergeSpec) -> np.ndarray:
-    names = [*spec.keys, spec.ts, spec.side, *(spec.ties if spec.bounds_us is None else ())]
+    names = [*spec.keys, spec.ts, spec.side, *(spec.ties + spec.ordered if spec.bounds_us is None else ())]
     keys = [(name, "ascending", "at_start") for name in names]  # NULL first, as Spark and the oracle
     return np.asarray(pc.sort_indices(tbl, sort_keys=keys).to_numpy())
 
@@ -160,27 +160,23 @@ def _raw(right: pa.Table, spec: JoinMergeSpec, i0: np.ndarray, i1: np.ndarray,
     """(per-left-row columns: percentiles and, for the special window, value
     lists; per-output-row value columns; the left row of each output row, or
     None when there is one output row per left row)."""
-    if spec.rows is None:
+    if not spec.percentiles and not spec.values:
         return {}, {}, None
-    lists = right.column(spec.rows).combine_chunks()
-    offsets = lists.offsets.to_numpy().astype(np.int64)
-    offsets -= offsets[0]
-    flat = lists.flatten()
-    start, count = offsets[i0], offsets[i1] - offsets[i0]
-    seg, idx = _gather(start, count)
-    per_left = {p.output: _percentile(flat.field(p.column), seg, idx, n_left, p.fraction) for p in spec.percentiles}
+    count = i1 - i0
+    seg, idx = _gather(i0, count)
+    per_left = {p.output: _percentile(right.column(p.column).combine_chunks(), seg, idx, n_left, p.fraction)
+                for p in spec.percentiles}
     if not spec.values:
         return per_left, {}, None
     if spec.bounds_us is None:
-        list_offsets = pa.array(np.concatenate([[0], np.cumsum(count)]).astype(np.int32))
+        offsets = pa.array(np.concatenate([[0], np.cumsum(count)]).astype(np.int32))
         for column, output in spec.values:
-            per_left[output] = pa.ListArray.from_arrays(list_offsets, flat.field(column).take(pa.array(idx)))
+            per_left[output] = pa.ListArray.from_arrays(offsets, right.column(column).combine_chunks().take(pa.array(idx)))
         return per_left, {}, None
     reps = np.maximum(count, 1)  # an empty window still gives its left row one output row
     row, within = _gather(np.zeros(n_left, dtype=np.int64), reps)
-    found = count[row] > 0
-    pick = pa.array(start[row] + within, mask=~found)
-    return per_left, {output: flat.field(column).take(pick) for column, output in spec.values}, row
+    pick = pa.array(i0[row] + within, mask=count[row] == 0)
+    return per_left, {out: right.column(column).combine_chunks().take(pick) for column, out in spec.values}, row
 
 
 def join(batches: Iterator[pa.RecordBatch], spec: JoinMergeSpec) -> Iterator[pa.RecordBatch]:
@@ -191,13 +187,16 @@ def join(batches: Iterator[pa.RecordBatch], spec: JoinMergeSpec) -> Iterator[pa.
     tbl = pa.Table.from_batches(received) if received else None
     if tbl is None or tbl.num_rows == 0:
         return
-    tbl = tbl.take(_order(tbl, spec))
-    kid = key_ids(tbl, spec.keys)
-    is_right = tbl.column(spec.side).to_numpy() == 1
-    left, right = tbl.filter(pa.array(~is_right)), tbl.filter(pa.array(is_right))
-    if left.num_rows == 0:
+    order = _order(tbl, spec)
+    is_right = tbl.column(spec.side).to_numpy()[order] == 1
+    if is_right.all():
         return
-    ts = tbl.column(spec.ts).to_numpy().astype(np.int64)
+    kid = key_ids(tbl.select(list(spec.keys)).take(order), spec.keys)
+    ts = tbl.column(spec.ts).to_numpy().astype(np.int64)[order]
+    right_columns = list(dict.fromkeys([*(c for f in spec.fields for c in f.inputs), *(p.column for p in spec.percentiles),
+                                        *(c for c, _ in spec.values)]))
+    left = tbl.select(list(spec.payload)).take(order[~is_right])  # each side takes only the columns it uses
+    right = tbl.select(right_columns).take(order[is_right])
     lkid, rkid = kid[~is_right], kid[is_right]
     first, last = _bounds(spec, lkid, ts[~is_right])
     i0, i1 = ranges(rkid, ts[is_right], lkid, first, last)
