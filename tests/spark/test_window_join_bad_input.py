@@ -37,7 +37,7 @@ def test_bad_rows_of_both_sides_go_to_the_dead_letter(spark: Any) -> None:
 
 def frames(spark: Any) -> tuple[Any, Any]:
     left = spark.createDataFrame([(1, "a", 2.0)], "t long, k string, price double")
-    right = spark.createDataFrame([(1, "a", 3.0, "x")], "t long, k string, v double, label string")
+    right = spark.createDataFrame([(1, "a", 3.0, "x", [1])], "t long, k string, v double, label string, arr array<int>")
     return left, right
 
 
@@ -50,6 +50,7 @@ def frames(spark: Any) -> tuple[Any, Any]:
     ({"null_fill": {"nope": 1}}, "null_fill.nope"),
     ({"time_unit": "timestamp"}, "time_unit"),
     ({"metrics": (Aggregation("min", "label", as_="m"), Aggregation("avg", "label", as_="a"))}, "metrics[1].column"),
+    ({"metrics": (Aggregation("sum", "v", as_="s"), Aggregation("max", "arr", as_="m"))}, "metrics[1].column"),
 ])
 def test_bad_settings_name_the_field(spark: Any, kw: dict[str, Any], field: str) -> None:
     base: dict[str, Any] = {"window": (-1, 1), "metrics": SUM, "matching_column": "k", "time_column": "t",

@@ -233,9 +233,10 @@ def _fields(partials: DataFrame, join: WindowJoin, ms: _Metrics) -> tuple[list[p
     if not ms.aggs:
         return [], {}
     fields = vector_fields(partials, ms.aggs)
-    if fields is None:
-        i = next(i for i, pos in ms.agg_of.items() if vector_fields(partials, [ms.aggs[pos]]) is None)
-        raise ConfigError(f"metrics[{i}].column", f"the window join cannot merge {ms.aggs[ms.agg_of[i]].agg.agg} "
+    if fields is None:  # the first aggregation whose fields cannot merge (prefixes keep field positions)
+        bad = next(pos for pos in range(len(ms.aggs)) if vector_fields(partials, ms.aggs[:pos + 1]) is None)
+        i = next(i for i, pos in ms.agg_of.items() if pos == bad)
+        raise ConfigError(f"metrics[{i}].column", f"the window join cannot merge {ms.aggs[bad].agg.agg} "
                           "over this column's type", "cast the column to a number or a string")
     return shared_fields(fields, ms.aggs)
 
