@@ -179,3 +179,51 @@ def test_traffic_example_punctuations_close_segments_early(spark: Any, tmp_path:
     assert late == sorted(r.row["ts"] for o in oracle for r in o.late) and late
     without = run_stream(batches, window)  # no punctuations: only the watermark closes windows
     assert sum(len(o.emitted) for o in without) < len(want)
+
+
+def test_weather_join_example_equals_duckdb(spark: Any, workdir: Path) -> None:
+    """flights_weather_join.toml through `wid run`: every departure with the
+    weather readings of its origin in [departure - 3 h, departure], checked
+    against DuckDB's range join over the same package files."""
+    result = run_cli("run", str(workdir / "flights_weather_join.toml"), "--quiet")
+    assert result.exit_code == 0, result.output
+    assert "362,891" in result.output and "holds" in result.output  # 336,776 departures + 26,115 readings
+    sys.path.insert(0, str(workdir))
+    from flights_data import flights, weather
+
+    sys.path.remove(str(workdir))
+    con = duckdb.connect()
+    con.register("f", flights())
+    con.register("weather", weather())
+    want = con.execute("""
+        WITH d AS (
+          SELECT row_number() OVER () AS id, origin, carrier, flight,
+                 CAST(time_hour AS TIMESTAMPTZ) + to_minutes(CAST(minute + dep_delay AS BIGINT)) AS dep
+          FROM f WHERE dep_delay IS NOT NULL),
+        w AS (SELECT origin, CAST(time_hour AS TIMESTAMPTZ) AS obs, temp, wind_speed, visib FROM weather)
+        SELECT strftime(d.dep AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.000000Z'), d.origin, d.carrier, d.flight,
+               avg(w.wind_speed), min(w.visib), arg_max(w.temp, w.obs) FILTER (WHERE w.temp IS NOT NULL), count(w.obs)
+        FROM d LEFT JOIN w ON w.origin = d.origin AND w.obs BETWEEN d.dep - INTERVAL 3 HOUR AND d.dep
+        GROUP BY d.id, d.dep, d.origin, d.carrier, d.flight ORDER BY ALL""").fetchall()
+    with sqlite3.connect(workdir.parent / "out" / "flights.sqlite") as db:
+        got = db.execute("SELECT dep_ts, origin, carrier, flight, avg_wind_speed_mph, min_visibility_mi, last_temp_f, "
+                         "readings FROM departures_weather ORDER BY 1, 2, 3, 4, 5, 6, 7, 8").fetchall()
+        dead = db.execute("SELECT sum(occurrences) FROM dead_letter WHERE pipeline = 'flights-weather' "
+                          "AND reason = 'null event time' AND source = 'flights'").fetchone()
+    assert dead == (8255,)
+    assert len(got) == len(want) == 336_776 - 8255
+    assert sum(w[7] for w in want) > 3 * len(want) - 5000  # about 3-4 readings per departure
+    for g, w in zip(got, want, strict=True):
+        same_avg = (g[4] is None and w[4] is None) or math.isclose(g[4], w[4], rel_tol=1e-9)
+        assert g[:4] == w[:4] and same_avg and g[5:] == w[5:], (g, w)
+
+
+def test_weather_join_explain_shows_no_join_operator(spark: Any, workdir: Path) -> None:
+    """The window join is sort-based: its physical plan has no
+    SortMergeJoin or nested-loop join, one shuffle per side."""
+    validated = run_cli("validate", str(workdir / "flights_weather_join.toml"))
+    assert validated.exit_code == 0 and "window join [-10800000, 0] ms, 4 metric(s)" in " ".join(validated.output.split())
+    out = " ".join(run_cli("explain", str(workdir / "flights_weather_join.toml"), "--plan").output.split())
+    assert "join stage (window join): sort-based window join" in out
+    assert "MapInArrow" in out and "2 shuffle(s)" in out
+    assert "SortMergeJoin" not in out and "NestedLoopJoin" not in out and "CartesianProduct" not in out

@@ -13,26 +13,33 @@ from typing import TYPE_CHECKING, Any
 from wid.errors import ConfigError, MissingDependencyError, StateCapError, WidError
 from wid.spec import Aggregation, Punctuation, Window
 from wid.spec.facade import pipeline
+from wid.spec.join import ColumnMetric, WindowJoin
 from wid.spec.toml_io import dumps_pipeline, load_pipeline, loads_pipeline
 
 if TYPE_CHECKING:
     from wid.spark.batch import aggregate, window_result
+    from wid.spark.join import window_join
 
-__all__ = ["Aggregation", "ConfigError", "MissingDependencyError", "Punctuation", "StateCapError",
-           "Window", "WidError", "aggregate", "dumps_pipeline", "load_pipeline", "loads_pipeline", "pipeline",
-           "run_pipeline", "window_result"]
+__all__ = ["Aggregation", "ColumnMetric", "ConfigError", "MissingDependencyError", "Punctuation", "StateCapError",
+           "Window", "WidError", "WindowJoin", "aggregate", "dumps_pipeline", "load_pipeline", "loads_pipeline",
+           "pipeline", "run_pipeline", "window_join", "window_result"]
 __version__ = "0.1.0"
 
 
 def run_pipeline(spec: Any, spark: Any = None) -> Any:
     """Run a `PipelineSpec` (from `pipeline`, or `load_pipeline`): a batch
-    pipeline returns `wid.batch_pipeline.RunReport`, a streaming one (its source
+    pipeline (or a `JoinPipelineSpec`, a window join) returns `wid.batch_pipeline.RunReport`, a streaming one (its source
     is a stream) runs until its trigger stops and returns
     `wid.stream_pipeline.StreamReport`. Starts a Spark session from the
     spec's ``[spark]`` settings unless `spark` is given."""
     from wid import batch_pipeline
+    from wid.spec.pipeline import JoinPipelineSpec
 
     spark = spark or batch_pipeline.session_for(spec)
+    if isinstance(spec, JoinPipelineSpec):
+        from wid.join_pipeline import run_join
+
+        return run_join(spec, spark)
     if spec.source.is_stream:
         from wid.stream_pipeline import run_stream
 
@@ -45,4 +52,8 @@ def __getattr__(name: str) -> Any:
         from wid.spark import batch
 
         return getattr(batch, name)
+    if name == "window_join":
+        from wid.spark import join
+
+        return join.window_join
     raise AttributeError(f"module 'wid' has no attribute {name!r}")

@@ -19,7 +19,7 @@ from wid.spark.columns import REASON
 from wid.spark.errors import translate
 from wid.spark.plan import natural_key
 from wid.spark.session import spark_session
-from wid.spec.pipeline import PipelineSpec
+from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,7 @@ class RunReport:
     rows_late_dlq: int = 0
     punctuations: int = 0
     notes: tuple[str, ...] = field(default=())
+    kind: str = "window"  # or "join": rows_aggregated then counts the rows of both sides that joined
 
     @property
     def identity_holds(self) -> bool:
@@ -49,7 +50,7 @@ class RunReport:
                                 + self.rows_aggregated)
 
 
-def session_for(spec: PipelineSpec) -> SparkSession:
+def session_for(spec: PipelineSpec | JoinPipelineSpec) -> SparkSession:
     """A Spark session with the pipeline's `[spark]` settings (``master``
     defaults to ``local[*]``; ``conf`` holds Spark configuration keys)."""
     conf = dict(spec.spark.get("conf", {}))
@@ -73,8 +74,23 @@ def compile_pipeline(spark: SparkSession, spec: PipelineSpec) -> WindowResult:
     return window_result(df, spec.window, pipeline=spec.name, source=spec.source.name)
 
 
-def _counts(prepared: DataFrame) -> dict[str | None, int]:
+def reason_counts(prepared: DataFrame) -> dict[str | None, int]:
+    """Rows per reject reason (None: the rows that were not rejected)."""
     return {r[0]: r[1] for r in prepared.groupBy(REASON).count().collect()}
+
+
+def write_outputs(spec: PipelineSpec | JoinPipelineSpec, output: DataFrame, dead: DataFrame, key: list[str],
+                  step: Callable[[str], Any]) -> int | None:
+    """Write `output` to the target (upserting on `key`) and the dead
+    letters to the dead-letter sink; returns the rows written."""
+    step(f"writing results to {sinks.describe(spec.target, spec.base_dir)}")
+    written = sinks.write(output, spec.target, spec.base_dir, key, title=spec.name)
+    if written is None or spec.target.kind == "console":
+        written = output.count()
+    step("writing dead letters")
+    grouped = dead_letter.grouped(dead, spec.name)
+    sinks.write(grouped, spec.dead_letter, spec.base_dir, list(dead_letter.KEY), title="dead letters")
+    return written
 
 
 def run_pipeline(spec: PipelineSpec, spark: SparkSession | None = None,
@@ -89,20 +105,26 @@ def run_pipeline(spec: PipelineSpec, spark: SparkSession | None = None,
     spark = spark or session_for(spec)
     step("compiling")
     result = compile_pipeline(spark, spec)
-    prepared = result.prepared.persist(StorageLevel.MEMORY_AND_DISK)
+    key = natural_key(spec.window, result.output.columns)
+    punctuations = result.punctuations
+    return run_stage(spec, started, result.prepared, step,
+                     lambda: write_outputs(spec, result.output, result.dead_letter, key, step),
+                     form=result.planned.form, notes=result.planned.notes,
+                     punctuations=lambda: punctuations.count() if punctuations is not None else 0)
+
+
+def run_stage(spec: PipelineSpec | JoinPipelineSpec, started: float, prepared: DataFrame, step: Callable[[str], Any],
+              write: Callable[[], int | None], *, form: str, notes: tuple[str, ...], kind: str = "window",
+              punctuations: Callable[[], int] = lambda: 0) -> RunReport:
+    """Count the `prepared` rows by reject reason, run `write` (which
+    returns the rows written) and report; user errors from Spark are
+    translated (`wid.spark.errors.translate`)."""
+    prepared = prepared.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         step("reading and checking rows")
-        counts = _counts(prepared)
-        punctuations = result.punctuations.count() if result.punctuations is not None else 0
-        step(f"writing results to {sinks.describe(spec.target, spec.base_dir)}")
-        output = result.output
-        key = natural_key(spec.window, output.columns)
-        written = sinks.write(output, spec.target, spec.base_dir, key, title=spec.name)
-        if written is None or spec.target.kind == "console":
-            written = output.count()
-        step("writing dead letters")
-        dead = dead_letter.grouped(result.dead_letter, spec.name)
-        sinks.write(dead, spec.dead_letter, spec.base_dir, list(dead_letter.KEY), title="dead letters")
+        counts = reason_counts(prepared)
+        n_punctuations = punctuations()
+        written = write()
     except WidError:
         raise
     except Exception as err:
@@ -114,11 +136,10 @@ def run_pipeline(spec: PipelineSpec, spark: SparkSession | None = None,
         pipeline=spec.name, rows_in=sum(counts.values()), rows_rejected=sum(rejected.values()),
         rows_aggregated=counts.get(None, 0), rejected_by_reason=rejected, windows_emitted=written,
         target=sinks.describe(spec.target, spec.base_dir), dead_letter=sinks.describe(spec.dead_letter, spec.base_dir),
-        form=result.planned.form, elapsed_s=time.monotonic() - started, punctuations=punctuations,
-        notes=result.planned.notes)
+        form=form, elapsed_s=time.monotonic() - started, punctuations=n_punctuations, notes=notes, kind=kind)
 
 
-def preview(spec: PipelineSpec, spark: SparkSession, rows: int = 8) -> list[dict[str, Any]]:
+def preview(spec: PipelineSpec | JoinPipelineSpec, spark: SparkSession, rows: int = 8) -> list[dict[str, Any]]:
     """A few result rows read back from the target (SQLite) for the summary."""
     if spec.target.kind != "sqlite":
         return []
@@ -127,9 +148,11 @@ def preview(spec: PipelineSpec, spark: SparkSession, rows: int = 8) -> list[dict
 
     with closing(sqlite3.connect(resolve(spec.target.path or "", spec.base_dir))) as con:
         con.row_factory = sqlite3.Row
-        order = spec.window.window_start_column if spec.window.kind != "rolling" else "rowid"
+        window = spec.window if isinstance(spec, PipelineSpec) else None
+        order = window.window_start_column if window is not None and window.kind != "rolling" else "rowid"
         cur = con.execute(f'SELECT * FROM "{spec.target.table}" ORDER BY "{order}" LIMIT ?', (rows,))
         return [dict(r) for r in cur.fetchall()]
 
 
-__all__ = ["RunReport", "compile_pipeline", "preview", "run_pipeline", "session_for"]
+__all__ = ["RunReport", "compile_pipeline", "preview", "reason_counts", "run_pipeline", "run_stage", "session_for",
+           "write_outputs"]

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from wid.errors import WidError
+from wid.spec.pipeline import JoinPipelineSpec
 from wid.spec.toml_io import load_pipeline
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -44,6 +45,12 @@ def _guard(debug: bool, action: Callable[[], T]) -> T:
 def validate(pipeline: PipelineArg, debug: DebugOpt = False) -> None:
     """Check a pipeline file without starting Spark."""
     spec = _guard(debug, lambda: load_pipeline(pipeline))
+    if isinstance(spec, JoinPipelineSpec):
+        j = spec.join.join
+        console.print(f"[green]ok[/]: pipeline [bold]{spec.name}[/], window join {list(j.window)} ms, "
+                      f"{len(j.metrics)} metric(s), left {spec.join.left}, right {spec.join.right}, "
+                      f"target {spec.target.kind}")
+        return
     w = spec.window
     console.print(f"[green]ok[/]: pipeline [bold]{spec.name}[/], {w.kind} window, "
                   f"{len(w.aggregations)} aggregation(s), "
@@ -70,15 +77,20 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False,
     for note in _parquet_warnings(spec):
         err_console.print(f"[yellow]warning:[/] {note}")
 
-    if spec.source.is_stream:
+    if not isinstance(spec, JoinPipelineSpec) and spec.source.is_stream:
         _run_stream(spec, debug, quiet, metrics_port)
         return
 
     def go() -> Any:
+        from wid.join_pipeline import run_join
+
         with console.status("starting Spark", spinner="dots"):
             spark = session_for(spec)
         with SparkProgress(spark, console, enabled=not quiet and console.is_terminal) as progress:
-            report = run_pipeline(spec, spark, step=progress.step)
+            if isinstance(spec, JoinPipelineSpec):
+                report = run_join(spec, spark, step=progress.step)
+            else:
+                report = run_pipeline(spec, spark, step=progress.step)
         return report, preview(spec, spark)
 
     report, rows = _guard(debug, go)
@@ -140,19 +152,21 @@ def _parquet_warnings(spec: Any) -> list[str]:
 
 def _print_report(report: Any, rows: list[dict[str, Any]]) -> None:
     table = Table(title=f"pipeline {report.pipeline}: {report.form}", show_header=False)
-    table.add_row("rows in", f"{report.rows_in:,}")
-    table.add_row("rows aggregated", f"{report.rows_aggregated:,}")
+    done = "joined (both sides)" if report.kind == "join" else "aggregated"
+    table.add_row("rows in" + (" (both sides)" if report.kind == "join" else ""), f"{report.rows_in:,}")
+    table.add_row(f"rows {done}", f"{report.rows_aggregated:,}")
     table.add_row("rows rejected (dead letter)", f"{report.rows_rejected:,}")
     for reason, n in sorted(report.rejected_by_reason.items()):
         table.add_row(f"  {reason}", f"{n:,}")
     table.add_row("rows late (dropped / dead letter)", f"{report.rows_late_dropped:,} / {report.rows_late_dlq:,}")
     ok = "[green]holds[/]" if report.identity_holds else "[red]VIOLATED[/]"
-    table.add_row("rows in = rejected + late + aggregated",
+    table.add_row(f"rows in = rejected + late + {done.split()[0]}",
                   f"{report.rows_in:,} = {report.rows_rejected:,} + "
                   f"{report.rows_late_dropped + report.rows_late_dlq:,} + {report.rows_aggregated:,}  {ok}")
     if report.punctuations:
         table.add_row("punctuations (not data, not aggregated)", f"{report.punctuations:,}")
-    table.add_row("windows written", f"{report.windows_emitted:,}" if report.windows_emitted is not None else "?")
+    table.add_row("rows written" if report.kind == "join" else "windows written",
+                  f"{report.windows_emitted:,}" if report.windows_emitted is not None else "?")
     table.add_row("results", report.target)
     table.add_row("dead letters", report.dead_letter)
     table.add_row("elapsed", f"{report.elapsed_s:.1f} s")
@@ -176,15 +190,23 @@ def explain(pipeline: PipelineArg, debug: DebugOpt = False,
     spec = _guard(debug, lambda: load_pipeline(pipeline))
 
     def go() -> Any:
+        from wid.join_pipeline import compile_join
+        from wid.spark.explain import explain_join
+
         with console.status("starting Spark and reading the source schema", spinner="dots"):
             spark = session_for(spec)
+            if isinstance(spec, JoinPipelineSpec):
+                return explain_join(compile_join(spark, spec), spec)
             return explain_stage(compile_pipeline(spark, spec), spec.window, spec)
 
     ex = _guard(debug, go)
     console.print(f"[bold]pipeline {spec.name}[/]")
-    console.print(f"  source: {spec.source.format} -> "
-                  f"{'[transform] sql -> ' if spec.transform_sql else ''}window -> {spec.target.kind}")
-    console.print(f"  window stage ({ex.kind}): [bold]{ex.form}[/]")
+    if isinstance(spec, JoinPipelineSpec):
+        console.print(f"  sources: left {spec.join.left}, right {spec.join.right} -> window join -> {spec.target.kind}")
+    else:
+        console.print(f"  source: {spec.source.format} -> "
+                      f"{'[transform] sql -> ' if spec.transform_sql else ''}window -> {spec.target.kind}")
+    console.print(f"  {'join' if isinstance(spec, JoinPipelineSpec) else 'window'} stage ({ex.kind}): [bold]{ex.form}[/]")
     console.print(f"    why: {ex.why}")
     for note in ex.notes:
         console.print(f"    note: {note}")

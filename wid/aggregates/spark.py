@@ -4,6 +4,8 @@ Every aggregation compiles to named *fields* (plain Spark columns) in five
 steps, the column-expression form of ``zero / add / merge / finish``:
 
 - `partial()`: aggregate expressions over input rows (one extent, or one pane).
+  `row_partial()` gives the same fields for a group of one row, as row
+  expressions (no aggregate), for plans whose groups are single rows.
 - `running(f)`: aggregate expressions over partial rows that merge them; valid
   both in a ``groupBy`` and in a running (unbounded preceding) window frame.
   `shift(f)` optionally supplies per-block constants the running merge needs.
@@ -72,6 +74,10 @@ class SparkAgg:
     def partial(self) -> Fields:
         raise NotImplementedError
 
+    def row_partial(self) -> Fields:
+        """`partial()` of a group holding one row, as row expressions."""
+        raise TypeError(f"'{self.agg.agg}' has no row form")
+
     def _merge_ops(self) -> dict[str, str]:
         raise NotImplementedError
 
@@ -104,6 +110,11 @@ class SparkAgg:
         return self.running(f)
 
 
+def _counted(col: Column) -> Column:
+    """``count(col)`` over one row: 1, or 0 when the value is NULL."""
+    return F.when(col.isNotNull(), F.lit(1)).otherwise(F.lit(0)).cast("long")
+
+
 def _merge(op: str, col: Column) -> Column:
     if op == "hll":
         return F.hll_union_agg(col)
@@ -111,8 +122,14 @@ def _merge(op: str, col: Column) -> Column:
 
 
 class Count(SparkAgg):
+    def _arg(self) -> Column:
+        return F.lit(1) if self.agg.column is None else self.x
+
     def partial(self) -> Fields:
-        return {"n": F.count(F.lit(1) if self.agg.column is None else self.x)}
+        return {"n": F.count(self._arg())}
+
+    def row_partial(self) -> Fields:
+        return {"n": _counted(self._arg())}
 
     def _merge_ops(self) -> dict[str, str]:
         return {"n": "sum"}
@@ -138,6 +155,12 @@ class Simple(SparkAgg):
     def partial(self) -> Fields:
         return {"v": _merge(self._op(), self._value())}
 
+    def row_partial(self) -> Fields:
+        t = self.inputs.types.get(self.agg.column or "")
+        if self.agg.agg == "sum" and isinstance(t, T.IntegralType | T.FloatType | T.DoubleType):
+            return {"v": self.x.cast("long" if isinstance(t, T.IntegralType) else "double")}  # Spark's sum types
+        return {"v": self._value()}
+
     def _merge_ops(self) -> dict[str, str]:
         return {"v": self._op()}
 
@@ -148,13 +171,22 @@ class Simple(SparkAgg):
 class Avg(SparkAgg):
     """avg(x) = sum/count; wavg(x, w) = sum(x*w)/sum(w) over non-null pairs."""
 
-    def partial(self) -> Fields:
+    def _terms(self) -> tuple[Column, Column]:
+        """A row's summed value, and its weight (wavg) or the counted value (avg)."""
         if self.agg.agg == "wavg":
             both = self.x.isNotNull() & self.y.isNotNull()
             x, w = self.x.cast("double"), self.y.cast("double")
-            return {"s": F.sum(F.when(both, x * w)), "n": F.sum(F.when(both, w))}
+            return F.when(both, x * w), F.when(both, w)
         x = self.x if isinstance(self.inputs.types.get(self.agg.column or ""), T.DoubleType) else self.x.cast("double")
-        return {"s": F.sum(x), "n": F.count(self.x)}
+        return x, self.x
+
+    def partial(self) -> Fields:
+        s, n = self._terms()
+        return {"s": F.sum(s), "n": F.sum(n) if self.agg.agg == "wavg" else F.count(n)}
+
+    def row_partial(self) -> Fields:
+        s, n = self._terms()
+        return {"s": s, "n": n if self.agg.agg == "wavg" else _counted(n)}
 
     def _merge_ops(self) -> dict[str, str]:
         return {"s": "sum", "n": "sum"}
@@ -167,12 +199,17 @@ class FirstLast(SparkAgg):
     """first/last by event time: min/max of struct(ts, tie-breaker, value)
     over rows with a non-null value (ties resolved by the value itself)."""
 
-    def partial(self) -> Fields:
+    def _key(self) -> Column:
         parts = [self.inputs.ts_us.alias("t")]
         if self.inputs.tie_breaker is not None:
             parts.append(self.inputs.tie_breaker.alias("b"))
-        key = F.when(self.x.isNotNull(), F.struct(*parts, self.x.alias("v")))
-        return {"k": _merge(self._op(), key)}
+        return F.when(self.x.isNotNull(), F.struct(*parts, self.x.alias("v")))
+
+    def partial(self) -> Fields:
+        return {"k": _merge(self._op(), self._key())}
+
+    def row_partial(self) -> Fields:
+        return {"k": self._key()}
 
     def _op(self) -> str:
         return "min" if self.agg.agg == "first" else "max"
@@ -262,6 +299,13 @@ class Moments(SparkAgg):
         out = {"n": F.count(x), "mx": F.avg(x), "vx": F.var_pop(x)}
         if self.paired:
             out.update({"my": F.avg(y), "vy": F.var_pop(y), "vxy": F.covar_pop(x, y)})
+        return out
+
+    def row_partial(self) -> Fields:
+        x, y = self._cols()
+        out = {"n": _counted(x), "mx": x, "vx": F.when(x.isNotNull(), F.lit(0.0))}  # one value: no spread
+        if self.paired:
+            out.update({"my": y, "vy": F.when(y.isNotNull(), F.lit(0.0)), "vxy": F.when(x.isNotNull(), F.lit(0.0))})
         return out
 
     def direct(self, f: Getter) -> Fields:

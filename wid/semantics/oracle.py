@@ -30,10 +30,12 @@ TS = "__wid_ts_us"
 
 @dataclass(frozen=True)
 class DeadLetter:
-    """A rejected input row and why."""
+    """A rejected input row and why (`source`: the input it came from, such
+    as a window join's ``left`` or ``right``; None for a single input)."""
 
     reason: str
     row: Row
+    source: str | None = None
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame
 
 from wid.spark.batch import WindowResult
+from wid.spark.join import JoinResult
 from wid.spec.aggregation import Aggregation
-from wid.spec.pipeline import PipelineSpec
+from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
 from wid.spec.window import Window
 
 GB = 1 << 30
@@ -63,15 +64,20 @@ def state_bound(window: Window) -> tuple[int | None, str]:
     return total, f"{windows} active windows x {groups} groups x {size} B = {total / (1 << 20):.1f} MiB"
 
 
+def sink_warnings(spec: PipelineSpec | JoinPipelineSpec) -> list[str]:
+    """Sinks that may duplicate rows or not store them."""
+    out = []
+    for role, sink in (("target", spec.target), ("dead_letter", spec.dead_letter)):
+        if sink.kind == "parquet" and sink.mode == "append":
+            out.append(f"{role} is Parquet in append mode: a rerun or restart writes its rows again")
+        if sink.kind == "console":
+            out.append(f"{role} is the console: rows are printed (at most {sink.rows}), not stored")
+    return out
+
+
 def warnings(spec: PipelineSpec | None, window: Window) -> list[str]:
     """Ways the configuration may lose, hold back or duplicate data."""
-    out = []
-    if spec is not None:
-        for role, sink in (("target", spec.target), ("dead_letter", spec.dead_letter)):
-            if sink.kind == "parquet" and sink.mode == "append":
-                out.append(f"{role} is Parquet in append mode: a rerun or restart writes its rows again")
-            if sink.kind == "console":
-                out.append(f"{role} is the console: rows are printed (at most {sink.rows}), not stored")
+    out = sink_warnings(spec) if spec is not None else []
     if window.kind == "count":
         out.append(f"rows after the last complete hop of each partition (up to {window.hop_rows_or_size - 1}) "
                    "are in no emitted count window until more rows arrive")
@@ -121,14 +127,32 @@ def physical_plan(df: DataFrame) -> str:
     return buf.getvalue()
 
 
+def operators(plan: str) -> dict[str, int]:
+    """How many of each notable Spark operator a physical plan holds."""
+    ops: dict[str, int] = {}
+    for op in re.findall(r"\b(Exchange|Sort|Window|HashAggregate|ObjectHashAggregate|SortAggregate|Generate|"
+                         r"BroadcastExchange|BroadcastNestedLoopJoin|SortMergeJoin|Expand|MapInArrow|StateStoreSave|"
+                         r"SessionWindowStateStoreSave|TransformWithStateInPySpark)\b", plan):
+        ops[op] = ops.get(op, 0) + 1
+    return ops
+
+
+def explain_join(result: JoinResult, spec: JoinPipelineSpec) -> Explanation:
+    """Explain a compiled window join (DESIGN.md section 8)."""
+    plan = physical_plan(result.output)
+    state = ("batch: nothing is kept between runs. Streaming: not in this release (a join on a stream "
+             "needs the WID operator: per key, the pending left rows and the right rows their windows can use)")
+    warned = sink_warnings(spec)
+    if spec.target.kind in ("sqlite", "postgres"):
+        warned.append("rows are keyed by every column but the aggregate metrics: identical rows are stored once")
+    return Explanation("window join", result.form, result.why, result.notes, state, tuple(warned),
+                       operators(plan), plan)
+
+
 def explain(result: WindowResult, window: Window, spec: PipelineSpec | None = None) -> Explanation:
     """Explain a compiled window stage."""
     plan = physical_plan(result.output)
-    ops: dict[str, int] = {}
-    for op in re.findall(r"\b(Exchange|Sort|Window|HashAggregate|ObjectHashAggregate|SortAggregate|Generate|"
-                         r"BroadcastExchange|BroadcastNestedLoopJoin|Expand|MapInArrow|StateStoreSave|"
-                         r"SessionWindowStateStoreSave|TransformWithStateInPySpark)\b", plan):
-        ops[op] = ops.get(op, 0) + 1
+    ops = operators(plan)
     _, state = state_bound(window)
     if result.operator is not None:
         state = ("streaming, WID operator: partial aggregates of many groups per shard (never rows) in Spark's "

@@ -70,7 +70,7 @@ def _floor_div(a: np.ndarray, b: int) -> np.ndarray:
     return np.asarray(np.floor_divide(a, b), dtype=np.int64)
 
 
-def _key_ids(tbl: pa.Table, keys: tuple[str, ...]) -> np.ndarray:
+def key_ids(tbl: pa.Table, keys: tuple[str, ...]) -> np.ndarray:
     """0-based id of each row's key, for a table sorted by the keys."""
     n = tbl.num_rows
     changed = np.zeros(n, dtype=bool)
@@ -115,10 +115,14 @@ def _windows(spec: MergeSpec, kid: np.ndarray, q: np.ndarray, last: int | None) 
     return row, wid, first, wid
 
 
-def _ranges(kid: np.ndarray, q: np.ndarray, wkid: np.ndarray, first: np.ndarray,
-            last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Index ranges [i0, i1) of the panes of each window, by binary search on
-    a (key, pane) composite; keys are processed in chunks that fit 62 bits."""
+def ranges(kid: np.ndarray, q: np.ndarray, wkid: np.ndarray, first: np.ndarray,
+           last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index ranges [i0, i1) of the panes of each window (the rows with
+    ``first <= q <= last`` of key `wkid`; `kid`, `q` sorted), by binary search
+    on a (key, pane) composite; keys are processed in chunks that fit 62 bits.
+    A window of a key without panes gets an empty range."""
+    if len(q) == 0:
+        return np.zeros(len(wkid), dtype=np.int64), np.zeros(len(wkid), dtype=np.int64)
     base = int(q.min())
     span = max(int(q.max()) - base, int(last.max()) - base, 1) + 2
     bits = int(span).bit_length()
@@ -127,7 +131,7 @@ def _ranges(kid: np.ndarray, q: np.ndarray, wkid: np.ndarray, first: np.ndarray,
     i1 = np.empty(len(wkid), dtype=np.int64)
     lo_q = np.clip(first - base, -1, span) + 1
     hi_q = np.clip(last - base, -1, span) + 1
-    for start in range(0, int(kid.max()) + 1, per_chunk):
+    for start in range(0, max(int(kid.max()), int(wkid.max(initial=0))) + 1, per_chunk):
         rows = (kid >= start) & (kid < start + per_chunk)
         wins = (wkid >= start) & (wkid < start + per_chunk)
         offset = int(np.argmax(rows))
@@ -251,7 +255,11 @@ def _moments(tbl: pa.Table, field: FieldOp, kid: np.ndarray, i0: np.ndarray, i1:
         d = m - (np.add.reduceat(n * m, starts) / np.where(key_n > 0, key_n, 1))[kid]
         s1, s2 = _prefix(n * d), _prefix(v * n + n * d * d)
         w1 = s1[i1] - s1[i0]
-        values.append(pa.array((s2[i1] - s2[i0] - w1 * w1 / safe).astype(np.float64)))
+        q = s2[i1] - s2[i0] - w1 * w1 / safe
+        # s2 sums non-negative terms, so rounding leaves |error| below a few eps * s2[i1]: a q
+        # that small is an exact 0 (a constant column), which makes corr and beta NULL
+        q = np.where(np.abs(q) <= 64 * np.finfo(np.longdouble).eps * s2[i1], 0, q)
+        values.append(pa.array(q.astype(np.float64)))
         deltas.append(d)
         sums.append(w1)
     if len(field.inputs) == 6:
@@ -284,18 +292,27 @@ def merge(batches: Iterator[pa.RecordBatch], spec: MergeSpec) -> Iterator[pa.Rec
     if tbl.num_rows == 0:
         return
     tbl = tbl.take(_order(tbl, spec))
-    kid = _key_ids(tbl, spec.keys)
+    kid = key_ids(tbl, spec.keys)
     q = tbl.column(spec.pane).to_numpy().astype(np.int64)
     last = int(pc.max(tbl.column(spec.last)).as_py()) if spec.last else None
     row, wid, first, lastp = _windows(spec, kid, q, last)
-    i0, i1 = _ranges(kid, q, kid[row], first, lastp)
+    i0, i1 = ranges(kid, q, kid[row], first, lastp)
     cols: dict[str, pa.Array] = {k: tbl.column(k).combine_chunks().take(pa.array(i0)) for k in spec.keys}
     cols[WID] = pa.array(wid, type=pa.int64())
-    for f in spec.fields:
+    cols.update(merge_fields(tbl, spec.fields, kid, i0, i1))
+    yield pa.RecordBatch.from_pydict(cols)
+
+
+def merge_fields(tbl: pa.Table, fields: tuple[FieldOp, ...], kid: np.ndarray, i0: np.ndarray,
+                 i1: np.ndarray) -> dict[str, pa.Array]:
+    """Each field merged over the non-empty row ranges ``[i0, i1)`` of `tbl`
+    (rows sorted by key; `kid` their 0-based key ids)."""
+    cols: dict[str, pa.Array] = {}
+    for f in fields:
         if f.op == "sum":
             cols[f.outputs[0]] = _sum(tbl.column(f.inputs[0]), i0, i1)
         elif f.op in ("min", "max"):
             cols[f.outputs[0]] = _extreme(tbl.column(f.inputs[0]), i0, i1, f.op)
         else:
             cols.update(_moments(tbl, f, kid, i0, i1))
-    yield pa.RecordBatch.from_pydict(cols)
+    return cols

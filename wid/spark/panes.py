@@ -194,7 +194,7 @@ def _field_of(i: int, name: str, stage: str) -> str:
     return field(i, name, stage)
 
 
-def _vector_fields(panes: DataFrame, aggs: Sequence[SparkAgg]) -> list[pane_merge.FieldOp] | None:
+def vector_fields(panes: DataFrame, aggs: Sequence[SparkAgg]) -> list[pane_merge.FieldOp] | None:
     fields: list[pane_merge.FieldOp] = []
     types = {f.name: f.dataType for f in panes.schema.fields}
     for i, a in enumerate(aggs):
@@ -209,7 +209,7 @@ def _vector_fields(panes: DataFrame, aggs: Sequence[SparkAgg]) -> list[pane_merg
     return fields
 
 
-def _output_type(op: pane_merge.FieldOp, name: str, types: dict[str, T.DataType]) -> T.DataType:
+def output_type(op: pane_merge.FieldOp, name: str, types: dict[str, T.DataType]) -> T.DataType:
     if op.op == "moments":
         return T.LongType() if name == op.outputs[0] else T.DoubleType()
     source = types[op.inputs[0]]
@@ -225,14 +225,14 @@ def vectorised(panes: DataFrame, keys: Sequence[str], spec: pane_merge.MergeSpec
     session = panes.sparkSession
     if session.conf.get(CONF, "arrow") != "arrow":
         return None
-    fields = _vector_fields(panes, aggs)
+    fields = vector_fields(panes, aggs)
     if fields is None:
         return None
-    unique, copies = _shared(fields, aggs)
+    unique, copies = shared_fields(fields, aggs)
     inputs = sorted({c for op in unique for c in op.inputs} | set(keys) | {PANE} | ({spec.last} if spec.last else set()))
     types = {f.name: f.dataType for f in panes.schema.fields}
     out = [T.StructField(k, types[k]) for k in keys] + [T.StructField(WID, T.LongType())]
-    out += [T.StructField(n, _output_type(op, n, types)) for op in unique for n in op.outputs]
+    out += [T.StructField(n, output_type(op, n, types)) for op in unique for n in op.outputs]
     cloudpickle.register_pickle_by_value(pane_merge)  # type: ignore[no-untyped-call]  # executors need numpy and pyarrow, not wid
     full = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, fields=tuple(unique), kind=spec.kind,
                                 length=spec.length, hop=spec.hop, offset=spec.offset, period=spec.period,
@@ -241,7 +241,7 @@ def vectorised(panes: DataFrame, keys: Sequence[str], spec: pane_merge.MergeSpec
     return merged.select("*", *[F.col(src).alias(dst) for dst, src in copies.items()])
 
 
-def _shared(fields: list[pane_merge.FieldOp], aggs: Sequence[SparkAgg]) -> tuple[
+def shared_fields(fields: list[pane_merge.FieldOp], aggs: Sequence[SparkAgg]) -> tuple[
         list[pane_merge.FieldOp], dict[str, str]]:
     """Merge each distinct partial column once: aggregations often share one
     (``avg`` and ``sum`` both need ``sum(v)``). Returns the distinct ops

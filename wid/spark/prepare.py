@@ -45,25 +45,38 @@ def _event_time(df: DataFrame, window: Window) -> tuple[Column, Column]:
     """(event time in microseconds, True where a non-null value did not parse)."""
     if window.time_mode == "processing":
         return F.unix_micros(F.current_timestamp()), F.lit(False)
-    name = window.event_time_column or ""
+    return event_time_us(df, window.event_time_column or "", window.event_time_unit)
+
+
+def event_time_us(df: DataFrame, name: str, unit: str, field: str = "event_time_unit") -> tuple[Column, Column]:
+    """Column `name` in `unit` (``timestamp``, ``ms``, ``us``) as epoch
+    microseconds, and True where a non-null value did not parse. Raises
+    ConfigError naming `field` when the column's type does not fit the unit."""
     col = F.col(name)
     dtype = df.schema[name].dataType
-    unit = window.event_time_unit
     if unit == "timestamp":
         if isinstance(dtype, T.TimestampType | T.TimestampNTZType | T.DateType):
             us = F.unix_micros(col.cast("timestamp"))
         elif isinstance(dtype, T.StringType):
             us = F.unix_micros(F.try_to_timestamp(col))
         else:
-            raise ConfigError("event_time_unit", f"event_time_column '{name}' is {dtype.simpleString()}, "
-                              "not a timestamp", "declare event_time_unit = 'ms' or 'us' for epoch numbers")
+            raise ConfigError(field, f"column '{name}' is {dtype.simpleString()}, "
+                              "not a timestamp", f"declare {field} = 'ms' or 'us' for epoch numbers")
     else:
         if not isinstance(dtype, T.IntegralType | T.StringType | T.DecimalType):
-            raise ConfigError("event_time_unit", f"event_time_unit = '{unit}' needs an integer column; "
+            raise ConfigError(field, f"{field} = '{unit}' needs an integer column; "
                               f"'{name}' is {dtype.simpleString()}", "cast it in a [transform] sql pre-stage")
         raw = col.try_cast("long") if isinstance(dtype, T.StringType) else col.cast("long")
         us = raw * lit_long(1000) if unit == "ms" else raw
     return us, col.isNotNull() & us.isNull()
+
+
+def first_reason(checks: list[tuple[Column, Column]]) -> Column:
+    """The reason of the first check whose condition holds, else NULL."""
+    reason: Column = F.lit(None).cast("string")
+    for cond, text in reversed(checks):
+        reason = F.when(cond, text).otherwise(reason)
+    return reason
 
 
 def prepare(df: DataFrame, window: Window) -> DataFrame:
@@ -87,7 +100,4 @@ def prepare(df: DataFrame, window: Window) -> DataFrame:
         checks.append((gap.isNull() | (gap <= 0), F.lit(reasons.bad_gap(window.gap_column))))
     if window.kind == "landmark" and window.landmark_ms is not None:
         checks.append((us < lit_long(window.landmark_ms * 1000), F.lit(reasons.BEFORE_LANDMARK)))
-    reason: Column = F.lit(None).cast("string")
-    for cond, text in reversed(checks):
-        reason = F.when(cond, text).otherwise(reason)
-    return df.withColumn(TS, us).withColumn(REASON, reason)
+    return df.withColumn(TS, us).withColumn(REASON, first_reason(checks))

@@ -21,7 +21,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from wid.spec.pipeline import PipelineSpec, SinkSpec, SourceSpec, StreamSpec, default_sinks
+from wid.errors import ConfigError
+from wid.spec.join import JoinStage
+from wid.spec.pipeline import (
+    JoinPipelineSpec,
+    PipelineSpec,
+    SinkSpec,
+    SourceSpec,
+    StreamSpec,
+    default_sinks,
+)
 from wid.spec.toml_io import build
 from wid.spec.window import Window
 
@@ -33,26 +42,38 @@ def _part(cls: type, value: Any, path: str) -> Any:
 SourceArg = SourceSpec | dict[str, Any]
 
 
-def pipeline(*, name: str, source: SourceArg | list[SourceArg], window: Window,
-             transform_sql: str | None = None, target: SinkSpec | dict[str, Any] | None = None,
-             dead_letter: SinkSpec | dict[str, Any] | None = None, stream: StreamSpec | dict[str, Any] | None = None,
-             spark: dict[str, Any] | None = None, base_dir: str = ".") -> Callable[[Callable[..., Any]], PipelineSpec]:
+def pipeline(*, name: str, source: SourceArg | list[SourceArg], window: Window | None = None,
+             join: JoinStage | None = None, transform_sql: str | None = None,
+             target: SinkSpec | dict[str, Any] | None = None, dead_letter: SinkSpec | dict[str, Any] | None = None,
+             stream: StreamSpec | dict[str, Any] | None = None, spark: dict[str, Any] | None = None,
+             base_dir: str = ".") -> Callable[[Callable[..., Any]], PipelineSpec | JoinPipelineSpec]:
     """Declare a pipeline; the decorated function is replaced by its
     `PipelineSpec` (its body is not run; its docstring documents the
-    pipeline). Defaults follow the TOML: SQLite ``<name>.sqlite`` for
-    results and dead letters, the available-now trigger. Raises ConfigError
-    naming the field."""
+    pipeline), or with `join` (a `wid.spec.join.JoinStage`, the TOML
+    ``[join]`` table) instead of `window`, its `JoinPipelineSpec`. Defaults
+    follow the TOML: SQLite ``<name>.sqlite`` for results and dead letters,
+    the available-now trigger. Raises ConfigError naming the field."""
     target_default, dead_default = default_sinks(name)
     listed = source if isinstance(source, list) else [source]
     first, *more = [_part(SourceSpec, s, f"source[{i}]" if len(listed) > 1 else "source") for i, s in enumerate(listed)]
-    spec = PipelineSpec(
-        name=name, source=first, more_sources=tuple(more), window=window,
-        target=target_default if target is None else _part(SinkSpec, target, "target"),
-        dead_letter=dead_default if dead_letter is None else _part(SinkSpec, dead_letter, "dead_letter"),
-        transform_sql=transform_sql, spark=dict(spark or {}),
-        stream=StreamSpec() if stream is None else _part(StreamSpec, stream, "stream"), base_dir=base_dir)
+    sinks = {"target": target_default if target is None else _part(SinkSpec, target, "target"),
+             "dead_letter": dead_default if dead_letter is None else _part(SinkSpec, dead_letter, "dead_letter")}
+    spec: PipelineSpec | JoinPipelineSpec
+    if join is not None:
+        if window is not None or transform_sql is not None or stream is not None:
+            raise ConfigError("join", "a join pipeline takes no window, transform_sql or stream",
+                              "prepare each side with the JoinStage's left_sql / right_sql")
+        spec = JoinPipelineSpec(name=name, source=first, more_sources=tuple(more), join=join, **sinks,
+                                spark=dict(spark or {}), base_dir=base_dir)
+    elif window is None:
+        raise ConfigError("window", "missing", "give window=Window(...), or join=JoinStage(...)")
+    else:
+        spec = PipelineSpec(
+            name=name, source=first, more_sources=tuple(more), window=window, **sinks,
+            transform_sql=transform_sql, spark=dict(spark or {}),
+            stream=StreamSpec() if stream is None else _part(StreamSpec, stream, "stream"), base_dir=base_dir)
 
-    def decorate(_: Callable[..., Any]) -> PipelineSpec:
+    def decorate(_: Callable[..., Any]) -> PipelineSpec | JoinPipelineSpec:
         return spec
     return decorate
 

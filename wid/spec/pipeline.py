@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wid.errors import ConfigError
+from wid.spec.join import JoinStage
 from wid.spec.names import check_name
 from wid.spec.window import Window
 
@@ -188,15 +189,57 @@ class PipelineSpec:
     base_dir: str = field(default=".", compare=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _NAME.match(self.name):
-            raise ConfigError("name", f"pipeline name must be letters, digits, - and _, got {self.name!r}")
-        names = [s.name for s in self.sources]
-        if len(set(names)) != len(names):
-            raise ConfigError("source.name", f"sources need distinct names, got {names}",
-                              'give each [[source]] a name = "..."')
+        check_name_and_sources(self.name, self.sources)
         if self.transform_sql is not None and not self.transform_sql.strip():
             raise ConfigError("transform.sql", "is empty", "remove [transform] sql or write a query")
 
+
+    @property
+    def sources(self) -> tuple[SourceSpec, ...]:
+        return (self.source, *self.more_sources)
+
+
+def check_name_and_sources(name: object, sources: tuple[SourceSpec, ...]) -> None:
+    """A pipeline name of letters, digits, - and _; distinct source names."""
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ConfigError("name", f"pipeline name must be letters, digits, - and _, got {name!r}")
+    names = [s.name for s in sources]
+    if len(set(names)) != len(names):
+        raise ConfigError("source.name", f"sources need distinct names, got {names}",
+                          'give each [[source]] a name = "..."')
+
+
+@dataclass(frozen=True)
+class JoinPipelineSpec:
+    """A window-join pipeline (DESIGN.md section 8): sources -> `join` (a
+    `JoinStage`: which sources are the left and right tables, optional SQL
+    pre-stages, the `WindowJoin`) -> `target`, with rejected rows of either
+    side going to `dead_letter`. It runs in batch: a join on a stream needs
+    the WID streaming operator. `spark` and `base_dir` are as in
+    `PipelineSpec`. Raises ConfigError naming the field."""
+
+    name: str
+    source: SourceSpec
+    join: JoinStage
+    target: SinkSpec
+    dead_letter: SinkSpec
+    more_sources: tuple[SourceSpec, ...] = ()
+    spark: dict[str, Any] = field(default_factory=dict)
+    base_dir: str = field(default=".", compare=False)
+
+    def __post_init__(self) -> None:
+        check_name_and_sources(self.name, self.sources)
+        if not isinstance(self.join, JoinStage):
+            raise ConfigError("join", "must be a JoinStage")
+        names = [s.name for s in self.sources]
+        for side in ("left", "right"):
+            name = getattr(self.join, side)
+            if getattr(self.join, f"{side}_sql") is None and name not in names:
+                raise ConfigError(f"join.{side}", f"no source named '{name}' (sources: {', '.join(names)})",
+                                  'name a [[source]] table, or give that source name = "..."')
+        if any(s.is_stream for s in self.sources):
+            raise ConfigError("source.stream", "a window join on a stream needs the WID streaming operator, "
+                              "which this release does not have", "run the join in batch")
 
     @property
     def sources(self) -> tuple[SourceSpec, ...]:

@@ -48,10 +48,18 @@ import tomli_w
 
 from wid.errors import ConfigError
 from wid.spec.aggregation import Aggregation
-from wid.spec.pipeline import PipelineSpec, SinkSpec, SourceSpec, StreamSpec, default_sinks
+from wid.spec.join import ColumnMetric, JoinStage, WindowJoin
+from wid.spec.pipeline import (
+    JoinPipelineSpec,
+    PipelineSpec,
+    SinkSpec,
+    SourceSpec,
+    StreamSpec,
+    default_sinks,
+)
 from wid.spec.window import Punctuation, Window
 
-_RENAMES: dict[type, dict[str, str]] = {Aggregation: {"as_": "as"}}
+_RENAMES: dict[type, dict[str, str]] = {Aggregation: {"as_": "as"}, ColumnMetric: {"as_": "as"}}
 
 
 def _keys(cls: type) -> dict[str, str]:
@@ -140,13 +148,49 @@ def loads_window(text: str) -> Window:
     return window_from_table(transform["window"])
 
 
+# -- window joins ----------------------------------------------------------
+
+_STAGE_KEYS = ("left", "right", "left_sql", "right_sql")
+
+
+def join_from_table(table: object, path: str = "join") -> JoinStage:
+    """Build a `JoinStage` from the ``[join]`` table: the stage keys (`left`,
+    `right`, `left_sql`, `right_sql`), the `WindowJoin` fields, and
+    ``[[join.metrics]]`` (with `agg`: an Aggregation; without: a ColumnMetric)."""
+    if not isinstance(table, dict):
+        raise ConfigError(path, "must be a table")
+    table = dict(table)
+    stage = {k: table.pop(k) for k in _STAGE_KEYS if k in table}
+    raw = table.pop("metrics", [])
+    if not isinstance(raw, list):
+        raise ConfigError(f"{path}.metrics", "must be an array of tables ([[join.metrics]])")
+    metrics = tuple(build(Aggregation if isinstance(m, dict) and "agg" in m else ColumnMetric, m, f"{path}.metrics[{i}]")
+                    for i, m in enumerate(raw))
+    join = build(WindowJoin, table, path, {"metrics": metrics})
+    return build(JoinStage, stage, path, {"join": join})  # type: ignore[no-any-return]
+
+
+def join_to_table(stage: JoinStage) -> dict[str, Any]:
+    """The ``[join]`` table of `stage` (defaults left out)."""
+    table = {k: v for k, v in _dump(stage).items() if k != "join"}
+    j = stage.join
+    body = _dump(j)
+    left, right = j.matching_column
+    body["matching_column"] = list(left) if left == right else [list(left), list(right)]
+    if j.time_column is not None:
+        body["time_column"] = j.left_time if j.left_time == j.right_time else list(j.time_column)
+    body["metrics"] = [_dump(m) for m in j.metrics]
+    return {**table, **body}
+
+
 # -- pipelines -------------------------------------------------------------
 
-_PIPELINE_KEYS = ("name", "source", "transform", "target", "dead_letter", "spark", "stream")
+_PIPELINE_KEYS = ("name", "source", "transform", "target", "dead_letter", "spark", "stream", "join")
 
 
-def loads_pipeline(text: str, base_dir: str = ".") -> PipelineSpec:
-    """Parse a pipeline TOML document. Raises ConfigError naming the field."""
+def loads_pipeline(text: str, base_dir: str = ".") -> PipelineSpec | JoinPipelineSpec:
+    """Parse a pipeline TOML document: a window pipeline, or a window-join
+    pipeline when it has a ``[join]`` table. Raises ConfigError naming the field."""
     doc = _parse(text)
     for key in doc:
         if key not in _PIPELINE_KEYS:
@@ -163,6 +207,19 @@ def loads_pipeline(text: str, base_dir: str = ".") -> PipelineSpec:
         raise ConfigError("source", "missing", "add a [source] table")
     source, *more = [build(SourceSpec, t, f"source[{i}]" if len(tables) > 1 else "source")
                      for i, t in enumerate(tables)]
+    target_default, dead_default = default_sinks(str(name))
+    target = build(SinkSpec, doc["target"], "target") if "target" in doc else target_default
+    dead = build(SinkSpec, doc["dead_letter"], "dead_letter") if "dead_letter" in doc else dead_default
+    spark = doc.get("spark", {})
+    if not isinstance(spark, dict):
+        raise ConfigError("spark", "must be a table")
+    if "join" in doc:
+        for key in ("transform", "stream"):
+            if key in doc:
+                raise ConfigError(key, "a join pipeline has none: it runs in batch, each side prepared by "
+                                  "join.left_sql / join.right_sql", f"remove [{key}]")
+        return JoinPipelineSpec(name=name, source=source, join=join_from_table(doc["join"]), target=target,
+                                dead_letter=dead, more_sources=tuple(more), spark=spark, base_dir=base_dir)
     transform = doc.get("transform", {})
     if not isinstance(transform, dict):
         raise ConfigError("transform", "must be a table")
@@ -170,21 +227,15 @@ def loads_pipeline(text: str, base_dir: str = ".") -> PipelineSpec:
     if unknown:
         raise ConfigError(f"transform.{sorted(unknown)[0]}", "unknown key", "use sql or window")
     if "window" not in transform:
-        raise ConfigError("transform.window", "missing", "add a [transform.window] table")
+        raise ConfigError("transform.window", "missing", "add a [transform.window] table (or a [join] table)")
     window = window_from_table(transform["window"])
-    target_default, dead_default = default_sinks(str(name))
-    target = build(SinkSpec, doc["target"], "target") if "target" in doc else target_default
-    dead = build(SinkSpec, doc["dead_letter"], "dead_letter") if "dead_letter" in doc else dead_default
-    spark = doc.get("spark", {})
-    if not isinstance(spark, dict):
-        raise ConfigError("spark", "must be a table")
     stream = build(StreamSpec, doc["stream"], "stream") if "stream" in doc else StreamSpec()
     return PipelineSpec(name=name, source=source, window=window, target=target, dead_letter=dead,
                         transform_sql=transform.get("sql"), spark=spark, stream=stream, more_sources=tuple(more),
                         base_dir=base_dir)
 
 
-def load_pipeline(path: str | Path) -> PipelineSpec:
+def load_pipeline(path: str | Path) -> PipelineSpec | JoinPipelineSpec:
     """Read a pipeline TOML file; relative paths in it resolve against its directory."""
     p = Path(path)
     if not p.is_file():
@@ -192,19 +243,22 @@ def load_pipeline(path: str | Path) -> PipelineSpec:
     return loads_pipeline(p.read_text(encoding="utf-8"), base_dir=str(p.resolve().parent))
 
 
-def dumps_pipeline(spec: PipelineSpec) -> str:
+def dumps_pipeline(spec: PipelineSpec | JoinPipelineSpec) -> str:
     """`spec` as TOML text that `loads_pipeline` reads back to an equal spec."""
-    transform: dict[str, Any] = {}
-    if spec.transform_sql is not None:
-        transform["sql"] = spec.transform_sql
-    transform["window"] = window_to_table(spec.window)
     sources = [_dump(s) for s in spec.sources]
-    doc: dict[str, Any] = {"name": spec.name, "source": sources if spec.more_sources else sources[0],
-                           "transform": transform,
-                           "target": _dump(spec.target), "dead_letter": _dump(spec.dead_letter)}
+    doc: dict[str, Any] = {"name": spec.name, "source": sources if spec.more_sources else sources[0]}
+    if isinstance(spec, JoinPipelineSpec):
+        doc["join"] = join_to_table(spec.join)
+    else:
+        transform: dict[str, Any] = {}
+        if spec.transform_sql is not None:
+            transform["sql"] = spec.transform_sql
+        transform["window"] = window_to_table(spec.window)
+        doc["transform"] = transform
+    doc.update({"target": _dump(spec.target), "dead_letter": _dump(spec.dead_letter)})
     if spec.spark:
         doc["spark"] = spec.spark
-    if spec.stream != StreamSpec():
+    if isinstance(spec, PipelineSpec) and spec.stream != StreamSpec():
         doc["stream"] = _dump(spec.stream)
     return tomli_w.dumps(doc)
 

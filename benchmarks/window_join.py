@@ -1,0 +1,151 @@
+"""Window join: wid.window_join against Spark SQL's range join + group-by and
+DuckDB's range join, in one run.
+
+    python -m benchmarks.window_join [--rows 1000000] [--keys 1000] [--span-s 1000] [--repeats 3]
+
+Data: `rows` left rows (id, k, ts_us) and `rows` right rows (k, ts_us, v),
+`keys` integer keys, times uniform over `span_s` seconds (so a 4-second window
+holds about ``4 * rows / keys / span_s`` right rows of its key). Query: for each
+left row, sum, avg and last (by time) of v over the right rows of its key in
+[t - 2 s, t + 2 s]; every left row is output (a left join).
+
+- wid: `wid.window_join` (sort-based, one shuffle per side, Arrow range merge);
+- Spark: ``LEFT JOIN ... ON l.k = r.k AND r.ts_us BETWEEN ...`` then
+  ``GROUP BY`` the left row, on the same cached DataFrames, local[2];
+- DuckDB: the same SQL on the same data, 2 threads, materialised into a
+  temporary table.
+
+All three are checked to agree (row count and checksums) before timing.
+Targets (issue 6): wid >= 20x faster than Spark's range join, within 2x of
+DuckDB, and doubling both inputs costs <= 2.2x. Writes
+benchmarks/results/window_join.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pandas as pd
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+import wid
+from benchmarks.harness import machine, session, timed
+from wid.spec import Aggregation
+
+HALF_WINDOW_US = 2_000_000
+METRICS = (Aggregation("sum", "v", as_="s"), Aggregation("avg", "v", as_="a"), Aggregation("last", "v", as_="l"))
+# `last` as wid defines it: the value of the latest right row, ties broken by the largest value
+# (the data has a few right rows of one key at the same microsecond)
+LAST = {"spark": "max_by(r.v, struct(r.ts_us, r.v))", "duckdb": "arg_max(r.v, row(r.ts_us, r.v))"}
+RANGE_JOIN = """
+SELECT l.id, l.k, l.ts_us, sum(r.v) AS s, avg(r.v) AS a, {last} AS l
+FROM lt l LEFT JOIN rt r ON l.k = r.k AND r.ts_us BETWEEN l.ts_us - {half} AND l.ts_us + {half}
+GROUP BY l.id, l.k, l.ts_us
+"""
+
+
+def range_join(engine: str) -> str:
+    return RANGE_JOIN.format(last=LAST[engine], half=HALF_WINDOW_US)
+
+
+def tables(rows: int, keys: int, span_s: int, seed: int = 7) -> tuple[pd.DataFrame, pd.DataFrame]:
+    rng = np.random.default_rng(seed)
+    span = span_s * 1_000_000
+    left = pd.DataFrame({"id": np.arange(rows, dtype=np.int64), "k": rng.integers(0, keys, rows, dtype=np.int32),
+                         "ts_us": rng.integers(0, span, rows)})
+    right = pd.DataFrame({"k": rng.integers(0, keys, rows, dtype=np.int32), "ts_us": rng.integers(0, span, rows),
+                          "v": rng.random(rows)})
+    return left, right
+
+
+def cached(spark: Any, frame: pd.DataFrame) -> DataFrame:
+    df = spark.createDataFrame(frame).cache()
+    df.count()
+    return df
+
+
+def checksum(rows: list[Any]) -> tuple[int, float, float, float]:
+    r = rows[0]
+    return int(r[0]), float(r[1]), float(r[2]), float(r[3])
+
+
+CHECK = "SELECT count(*), sum(s), sum(a), sum(l) FROM ({q})"
+
+
+def agree(a: tuple[int, float, float, float], b: tuple[int, float, float, float]) -> bool:
+    return a[0] == b[0] and all(math.isclose(x, y, rel_tol=1e-9) for x, y in zip(a[1:], b[1:], strict=True))
+
+
+def duck_timed(con: Any, repeats: int) -> dict[str, Any]:
+    sql = f"CREATE OR REPLACE TEMP TABLE out AS {range_join('duckdb')}"
+    con.execute(sql)
+    runs = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        con.execute(sql)
+        runs.append(time.perf_counter() - started)
+    return {"median_s": statistics.median(runs), "runs_s": runs}
+
+
+def wid_query(left: DataFrame, right: DataFrame) -> DataFrame:
+    return wid.window_join(left, right, window=(-2000, 2000), metrics=METRICS, matching_column="k",
+                           time_column="ts_us", time_unit="us")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--keys", type=int, default=1000)
+    parser.add_argument("--span-s", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    spark = session()
+    left_pd, right_pd = tables(args.rows, args.keys, args.span_s)
+    left, right = cached(spark, left_pd), cached(spark, right_pd)
+    left.createOrReplaceTempView("lt")
+    right.createOrReplaceTempView("rt")
+    con = duckdb.connect()
+    con.execute("SET threads TO 2")
+    con.register("lt", left_pd)
+    con.register("rt", right_pd)
+    queries = {"wid_window_join": lambda: wid_query(left, right), "spark_range_join": lambda: spark.sql(range_join("spark"))}
+    sums = {name: checksum(q().select(F.count("*"), F.sum("s"), F.sum("a"), F.sum("l")).collect())
+            for name, q in queries.items()}
+    sums["duckdb_range_join"] = checksum(con.execute(CHECK.format(q=range_join("duckdb"))).fetchall())
+    assert agree(sums["wid_window_join"], sums["spark_range_join"]), sums
+    assert agree(sums["wid_window_join"], sums["duckdb_range_join"]), sums
+    times = {name: timed(q, args.repeats) for name, q in queries.items()}
+    times["duckdb_range_join"] = duck_timed(con, args.repeats)
+    left2_pd, right2_pd = tables(2 * args.rows, args.keys, args.span_s, seed=8)
+    left2, right2 = cached(spark, left2_pd), cached(spark, right2_pd)
+    times["wid_window_join_2x"] = timed(lambda: wid_query(left2, right2), args.repeats)
+    med = {name: t["median_s"] for name, t in times.items()}
+    ratios = {
+        "spark_range_join / wid (target >= 20)": med["spark_range_join"] / med["wid_window_join"],
+        "wid / duckdb_range_join (target <= 2)": med["wid_window_join"] / med["duckdb_range_join"],
+        "wid 2x inputs / wid (target <= 2.2)": med["wid_window_join_2x"] / med["wid_window_join"],
+    }
+    per_window = 4 * args.rows / args.keys / args.span_s
+    print(f"machine: {machine()}; {args.rows:,} + {args.rows:,} rows, {args.keys:,} keys, span {args.span_s} s "
+          f"(~{per_window:.1f} right rows per window), local[2]")
+    for name, t in times.items():
+        print(f"  {name:22s} median {t['median_s']:7.2f} s   runs {[round(x, 2) for x in t['runs_s']]}")
+    for name, r in ratios.items():
+        print(f"  {name:40s} {r:6.2f}x")
+    out = Path(__file__).parent / "results" / "window_join.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps({"machine": machine(), "rows": args.rows, "keys": args.keys, "span_s": args.span_s,
+                               "times": times, "ratios": ratios, "checksums": sums}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
