@@ -12,6 +12,10 @@ steps, the column-expression form of ``zero / add / merge / finish``:
   of one window (`role` is True for the suffix one; see `wid.spark.panes`).
 - `finish(f)`: the output value.
 
+The fused vectorised merge (`wid.spark.pane_reduce`) skips the Spark
+aggregates: `row_values()` are per-row columns and `row_ops(name)` the ops
+reducing them to panes, then windows (a row is a pane of one row).
+
 `f(name)` returns the column holding field `name` of this aggregation in the
 current stage. Partial fields are bare aggregate calls, so they also work as
 window functions (``.over(frame)``). Direct (one-level) evaluation is
@@ -94,6 +98,19 @@ class SparkAgg:
             return None
         return [FieldOp(op, (name(k, "p"),), (name(k, "m"),)) for k, op in ops.items()]
 
+    def row_values(self) -> Fields:
+        """Per-row values whose merge by `_merge_ops` over a pane's rows is
+        `partial()` (the expressions inside the partial aggregates)."""
+        raise NotImplementedError
+
+    def row_ops(self, name: Callable[[str, str], str]) -> list[FieldOp] | None:
+        """Ops of the fused merge from `row_values` (columns ``name(k, "r")``)
+        to the merged fields (``name(k, "m")``); None as for `vector_ops`."""
+        ops = self._merge_ops()
+        if "hll" in ops.values():
+            return None
+        return [FieldOp(op, (name(k, "r"),), (name(k, "m"),)) for k, op in ops.items()]
+
     def running(self, f: Getter) -> Fields:
         return {k: _merge(op, f(k)) for k, op in self._merge_ops().items()}
 
@@ -117,6 +134,12 @@ class Count(SparkAgg):
     def _merge_ops(self) -> dict[str, str]:
         return {"n": "sum"}
 
+    def row_values(self) -> Fields:
+        return {} if self.agg.column is None else {"x": self.x}
+
+    def row_ops(self, name: Callable[[str, str], str]) -> list[FieldOp] | None:
+        return [FieldOp("count", tuple(name(k, "r") for k in self.row_values()), (name("n", "m"),))]
+
     def finish(self, f: Getter) -> Column:
         return F.coalesce(f("n"), F.lit(0)).cast("long")
 
@@ -138,6 +161,9 @@ class Simple(SparkAgg):
     def partial(self) -> Fields:
         return {"v": _merge(self._op(), self._value())}
 
+    def row_values(self) -> Fields:
+        return {"v": self._value()}
+
     def _merge_ops(self) -> dict[str, str]:
         return {"v": self._op()}
 
@@ -148,16 +174,27 @@ class Simple(SparkAgg):
 class Avg(SparkAgg):
     """avg(x) = sum/count; wavg(x, w) = sum(x*w)/sum(w) over non-null pairs."""
 
-    def partial(self) -> Fields:
+    def row_values(self) -> Fields:
+        """``s``: x (or x*w), ``n``: w for wavg (for avg, n counts ``s``)."""
         if self.agg.agg == "wavg":
             both = self.x.isNotNull() & self.y.isNotNull()
             x, w = self.x.cast("double"), self.y.cast("double")
-            return {"s": F.sum(F.when(both, x * w)), "n": F.sum(F.when(both, w))}
+            return {"s": F.when(both, x * w), "n": F.when(both, w)}
         x = self.x if isinstance(self.inputs.types.get(self.agg.column or ""), T.DoubleType) else self.x.cast("double")
-        return {"s": F.sum(x), "n": F.count(self.x)}
+        return {"s": x}
+
+    def partial(self) -> Fields:
+        values = self.row_values()
+        return {"s": F.sum(values["s"]), "n": F.sum(values["n"]) if "n" in values else F.count(self.x)}
 
     def _merge_ops(self) -> dict[str, str]:
         return {"s": "sum", "n": "sum"}
+
+    def row_ops(self, name: Callable[[str, str], str]) -> list[FieldOp] | None:
+        if self.agg.agg == "wavg":
+            return super().row_ops(name)
+        return [FieldOp("sum", (name("s", "r"),), (name("s", "m"),)),
+                FieldOp("count", (name("s", "r"),), (name("n", "m"),))]
 
     def finish(self, f: Getter) -> Column:
         return F.try_divide(f("s"), F.when(f("n") != 0, f("n")).cast("double"))
@@ -167,12 +204,14 @@ class FirstLast(SparkAgg):
     """first/last by event time: min/max of struct(ts, tie-breaker, value)
     over rows with a non-null value (ties resolved by the value itself)."""
 
-    def partial(self) -> Fields:
+    def row_values(self) -> Fields:
         parts = [self.inputs.ts_us.alias("t")]
         if self.inputs.tie_breaker is not None:
             parts.append(self.inputs.tie_breaker.alias("b"))
-        key = F.when(self.x.isNotNull(), F.struct(*parts, self.x.alias("v")))
-        return {"k": _merge(self._op(), key)}
+        return {"k": F.when(self.x.isNotNull(), F.struct(*parts, self.x.alias("v")))}
+
+    def partial(self) -> Fields:
+        return {"k": _merge(self._op(), self.row_values()["k"])}
 
     def _op(self) -> str:
         return "min" if self.agg.agg == "first" else "max"
@@ -225,6 +264,9 @@ class Holistic(SparkAgg):
         raise TypeError(f"'{self.agg.agg}' is holistic and has no merge form")
 
     def vector_ops(self, name: Callable[[str, str], str]) -> list[FieldOp] | None:
+        return None
+
+    def row_ops(self, name: Callable[[str, str], str]) -> list[FieldOp] | None:
         return None
 
     def finish(self, f: Getter) -> Column:
@@ -324,8 +366,17 @@ class Moments(SparkAgg):
 
     def vector_ops(self, name: Callable[[str, str], str]) -> list[FieldOp] | None:
         ins = ["n", "mx", "vx"] + (["my", "vy", "vxy"] if self.paired else [])
-        outs = ["n", "qx"] + (["qy", "cxy"] if self.paired else [])
-        return [FieldOp("moments", tuple(name(k, "p") for k in ins), tuple(name(k, "m") for k in outs))]
+        return [FieldOp("moments", tuple(name(k, "p") for k in ins), self._outputs(name))]
+
+    def _outputs(self, name: Callable[[str, str], str]) -> tuple[str, ...]:
+        return tuple(name(k, "m") for k in ["n", "qx"] + (["qy", "cxy"] if self.paired else []))
+
+    def row_values(self) -> Fields:
+        x, y = self._cols()
+        return {"x": x, "y": y} if self.paired else {"x": x}
+
+    def row_ops(self, name: Callable[[str, str], str]) -> list[FieldOp] | None:
+        return [FieldOp("moments", tuple(name(k, "r") for k in self.row_values()), self._outputs(name))]
 
     def finish(self, f: Getter) -> Column:
         n = f("n").cast("double")
