@@ -81,6 +81,35 @@ def test_time_windows_against_spark_window(spark: Any, duration_ms: int, hop_ms:
     assert_rows_close(wid_rows(df, window), rows_of(ref, ref.columns))
 
 
+def key_values(key_type: str) -> list[Any]:
+    """Four values of `key_type`; -0.0 and 0.0, and NaN, are one group each in Spark (built lazily: a
+    column needs the session)."""
+    return {
+        "double": lambda: [F.lit(-0.0), F.lit(0.0), F.lit(float("nan")), F.lit(1.5)],
+        "date": lambda: [F.date_from_unix_date(F.lit(x)) for x in (-1, 0, 1, 20_000)],
+        "decimal": lambda: [F.lit(x).cast("decimal(10,2)") for x in ("1.25", "-3.50", "0.00", "99.99")],
+        "boolean": lambda: [F.lit(True), F.lit(False), F.lit(True), F.lit(None).cast("boolean")],
+        "timestamp": lambda: [F.timestamp_micros(F.lit(x)) for x in (-1, 0, 1, 10**15)],
+    }[key_type]()
+
+
+@pytest.mark.parametrize("key_type", ["boolean", "date", "decimal", "double", "timestamp"])
+def test_hopping_keys_of_every_type_against_spark_window(spark: Any, key_type: str) -> None:
+    # the fused merge groups keys in NumPy: it must group them as Spark's own window() does
+    pick = F.pmod(F.xxhash64("k", "ts"), F.lit(4)).cast("int")
+    df = spark_df(spark, frame(6, n=2000)).withColumn("kk", F.array(*key_values(key_type))[pick])
+    window = Window(kind="hopping", duration_ms=600_000, hop_ms=60_000, event_time_column="t", group_by=["kk"],
+                    aggregations=AGGS)
+    result = wid.window_result(df, window)
+    assert "fused" in result.planned.form
+    ref = df.where(F.col("kk").isNotNull()).groupBy("kk", F.window("t", "10 minutes", "1 minute")).agg(
+        F.count("*").alias("n"), F.sum("v").alias("s"), F.min("v").alias("lo"), F.max("v").alias("hi"),
+        F.avg("v").alias("mean")).select(F.col("window.start").alias("window_start"), "*")
+    cols = [F.unix_micros("window_start"), (F.col("kk") + F.lit(0.0)).cast("string") if key_type == "double"
+            else F.col("kk").cast("string"), "n", "s", "lo", "hi", "mean"]
+    assert_rows_close(rows_of(result.output.select(*cols), ["*"]), rows_of(ref.select(*cols), ["*"]))
+
+
 @pytest.mark.parametrize("gap", ["static", "dynamic"])
 def test_sessions_against_spark_session_window(spark: Any, gap: str) -> None:
     pdf = frame(2, n=800)

@@ -105,3 +105,20 @@ def test_every_aggregation_on_every_kind(spark: Any, kind: str, pane_merge: str,
     window = Window(kind=kind, event_time_column="ts", event_time_unit="us",
                     aggregations=all_aggregations(holistic), **params)
     check_against_oracle(spark, rows, SCHEMA, window)
+
+
+FUSED_KEYS = {"hopping": {"group_by": ("k1", "k2")}, "count": {}, "landmark": {"group_by": ("k2",)}}
+
+
+@pytest.mark.parametrize("kind", ["hopping", "count", "landmark"])
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck), phases=NO_SHRINK)
+@given(rows=datasets(max_rows=60))
+def test_fused_merge_on_every_mergeable_aggregation(spark: Any, kind: str, rows: list[dict[str, Any]]) -> None:
+    # every aggregation with a NumPy merge (all but HLL sketches and the holistic ones) in
+    # one window, so the rows -> panes -> windows pass runs, with string, int and two-column keys
+    aggs = tuple(a for a in all_aggregations(holistic=False) if a.agg != "count_distinct")
+    params = {**PARAMS[kind], **FUSED_KEYS[kind]}
+    params.setdefault("group_by", ("k1",))
+    window = Window(kind=kind, event_time_column="ts", event_time_unit="us", aggregations=aggs, **params)
+    result = check_against_oracle(spark, rows, SCHEMA, window)
+    assert "fused" in result.planned.form

@@ -111,3 +111,18 @@ def test_moments_merge_equals_definition(stats: list[tuple[int, float, float]], 
             mean = sum(r["n"] * r["m"] for r in inside) / total
             want = sum(r["v"] * r["n"] + r["n"] * (r["m"] - mean) ** 2 for r in inside)
             assert math.isclose(q, want, rel_tol=1e-6, abs_tol=1e-6 * max(1.0, total)), (w, q, want)
+
+
+def test_moments_of_a_constant_window_are_exactly_zero() -> None:
+    #   panes:   0      1      2      3
+    #   mean:   0.1    0.1    5.0    0.1      var 0 everywhere but pane 2
+    #   window [0, 1] holds one value: q is 0.0 exactly (corr/beta are NULL there),
+    #   not the rounding noise of sums shifted by the key's mean
+    rows = [{"k": 1, "_wid_pane": i, "n": n, "m": m, "v": v}
+            for i, (n, m, v) in enumerate([(3, 0.1, 0.0), (7, 0.1, 0.0), (2, 5.0, 1.5), (1, 0.1, 0.0)])]
+    spec = pm.MergeSpec(keys=("k",), pane="_wid_pane", kind="sliding", length=2, hop=1,
+                        fields=(pm.FieldOp("moments", ("n", "m", "v"), ("on", "oq")),))
+    got = {r[pm.WID]: r["oq"] for b in pm.merge(iter(pa.Table.from_pylist(rows).to_batches()), spec)
+           for r in b.to_pylist()}
+    assert got[-1] == 0.0 and got[0] == 0.0 and got[3] == 0.0
+    assert got[1] > 0 and got[2] > 0

@@ -5,7 +5,8 @@ steps, the column-expression form of ``zero / add / merge / finish``:
 
 - `partial()`: aggregate expressions over input rows (one extent, or one pane).
   `row_partial()` gives the same fields for a group of one row, as row
-  expressions (no aggregate), for plans whose groups are single rows.
+  expressions (no aggregate), for plans whose groups are single rows (the
+  window join's right rows).
 - `running(f)`: aggregate expressions over partial rows that merge them; valid
   both in a ``groupBy`` and in a running (unbounded preceding) window frame.
   `shift(f)` optionally supplies per-block constants the running merge needs.
@@ -13,6 +14,10 @@ steps, the column-expression form of ``zero / add / merge / finish``:
 - `combine(f, role)`: aggregate expressions merging at most two contributions
   of one window (`role` is True for the suffix one; see `wid.spark.panes`).
 - `finish(f)`: the output value.
+
+The fused vectorised merge (`wid.spark.pane_reduce`) skips the Spark
+aggregates: `row_values()` are per-row columns and `row_ops(name)` the ops
+reducing them to panes, then windows (a row is a pane of one row).
 
 `f(name)` returns the column holding field `name` of this aggregation in the
 current stage. Partial fields are bare aggregate calls, so they also work as
@@ -74,10 +79,6 @@ class SparkAgg:
     def partial(self) -> Fields:
         raise NotImplementedError
 
-    def row_partial(self) -> Fields:
-        """`partial()` of a group holding one row, as row expressions."""
-        raise TypeError(f"'{self.agg.agg}' has no row form")
-
     def _merge_ops(self) -> dict[str, str]:
         raise NotImplementedError
 
@@ -99,6 +100,27 @@ class SparkAgg:
         if "hll" in ops.values():
             return None
         return [FieldOp(op, (name(k, "p"),), (name(k, "m"),)) for k, op in ops.items()]
+
+    def row_values(self) -> Fields:
+        """Per-row values whose merge by `_merge_ops` over a pane's rows is
+        `partial()` (the expressions inside the partial aggregates)."""
+        raise NotImplementedError
+
+    def row_partial(self) -> Fields:
+        """`partial()` of a group holding one row, as row expressions.
+
+        Raises:
+            TypeError: the aggregation has no row form (sketches, holistic).
+        """
+        raise TypeError(f"'{self.agg.agg}' has no row form")
+
+    def row_ops(self, name: Callable[[str, str], str]) -> list[FieldOp] | None:
+        """Ops of the fused merge from `row_values` (columns ``name(k, "r")``)
+        to the merged fields (``name(k, "m")``); None as for `vector_ops`."""
+        ops = self._merge_ops()
+        if "hll" in ops.values():
+            return None
+        return [FieldOp(op, (name(k, "r"),), (name(k, "m"),)) for k, op in ops.items()]
 
     def running(self, f: Getter) -> Fields:
         return {k: _merge(op, f(k)) for k, op in self._merge_ops().items()}
@@ -122,17 +144,20 @@ def _merge(op: str, col: Column) -> Column:
 
 
 class Count(SparkAgg):
-    def _arg(self) -> Column:
-        return F.lit(1) if self.agg.column is None else self.x
-
     def partial(self) -> Fields:
-        return {"n": F.count(self._arg())}
-
-    def row_partial(self) -> Fields:
-        return {"n": _counted(self._arg())}
+        return {"n": F.count(F.lit(1) if self.agg.column is None else self.x)}
 
     def _merge_ops(self) -> dict[str, str]:
         return {"n": "sum"}
+
+    def row_values(self) -> Fields:
+        return {} if self.agg.column is None else {"x": self.x}
+
+    def row_partial(self) -> Fields:
+        return {"n": _counted(F.lit(1) if self.agg.column is None else self.x)}
+
+    def row_ops(self, name: Callable[[str, str], str]) -> list[FieldOp] | None:
+        return [FieldOp("count", tuple(name(k, "r") for k in self.row_values()), (name("n", "m"),))]
 
     def finish(self, f: Getter) -> Column:
         return F.coalesce(f("n"), F.lit(0)).cast("long")
@@ -155,11 +180,14 @@ class Simple(SparkAgg):
     def partial(self) -> Fields:
         return {"v": _merge(self._op(), self._value())}
 
+    def row_values(self) -> Fields:
+        return {"v": self._value()}
+
     def row_partial(self) -> Fields:
         t = self.inputs.types.get(self.agg.column or "")
         if self.agg.agg == "sum" and isinstance(t, T.IntegralType | T.FloatType | T.DoubleType):
             return {"v": self.x.cast("long" if isinstance(t, T.IntegralType) else "double")}  # Spark's sum types
-        return {"v": self._value()}
+        return self.row_values()
 
     def _merge_ops(self) -> dict[str, str]:
         return {"v": self._op()}
@@ -171,25 +199,31 @@ class Simple(SparkAgg):
 class Avg(SparkAgg):
     """avg(x) = sum/count; wavg(x, w) = sum(x*w)/sum(w) over non-null pairs."""
 
-    def _terms(self) -> tuple[Column, Column]:
-        """A row's summed value, and its weight (wavg) or the counted value (avg)."""
+    def row_values(self) -> Fields:
+        """``s``: x (or x*w), ``n``: w for wavg (for avg, n counts ``s``)."""
         if self.agg.agg == "wavg":
             both = self.x.isNotNull() & self.y.isNotNull()
             x, w = self.x.cast("double"), self.y.cast("double")
-            return F.when(both, x * w), F.when(both, w)
+            return {"s": F.when(both, x * w), "n": F.when(both, w)}
         x = self.x if isinstance(self.inputs.types.get(self.agg.column or ""), T.DoubleType) else self.x.cast("double")
-        return x, self.x
+        return {"s": x}
 
     def partial(self) -> Fields:
-        s, n = self._terms()
-        return {"s": F.sum(s), "n": F.sum(n) if self.agg.agg == "wavg" else F.count(n)}
+        values = self.row_values()
+        return {"s": F.sum(values["s"]), "n": F.sum(values["n"]) if "n" in values else F.count(self.x)}
 
     def row_partial(self) -> Fields:
-        s, n = self._terms()
-        return {"s": s, "n": n if self.agg.agg == "wavg" else _counted(n)}
+        values = self.row_values()
+        return {"s": values["s"], "n": values["n"] if "n" in values else _counted(self.x)}
 
     def _merge_ops(self) -> dict[str, str]:
         return {"s": "sum", "n": "sum"}
+
+    def row_ops(self, name: Callable[[str, str], str]) -> list[FieldOp] | None:
+        if self.agg.agg == "wavg":
+            return super().row_ops(name)
+        return [FieldOp("sum", (name("s", "r"),), (name("s", "m"),)),
+                FieldOp("count", (name("s", "r"),), (name("n", "m"),))]
 
     def finish(self, f: Getter) -> Column:
         return F.try_divide(f("s"), F.when(f("n") != 0, f("n")).cast("double"))
@@ -199,17 +233,17 @@ class FirstLast(SparkAgg):
     """first/last by event time: min/max of struct(ts, tie-breaker, value)
     over rows with a non-null value (ties resolved by the value itself)."""
 
-    def _key(self) -> Column:
+    def row_values(self) -> Fields:
         parts = [self.inputs.ts_us.alias("t")]
         if self.inputs.tie_breaker is not None:
             parts.append(self.inputs.tie_breaker.alias("b"))
-        return F.when(self.x.isNotNull(), F.struct(*parts, self.x.alias("v")))
+        return {"k": F.when(self.x.isNotNull(), F.struct(*parts, self.x.alias("v")))}
 
     def partial(self) -> Fields:
-        return {"k": _merge(self._op(), self._key())}
+        return {"k": _merge(self._op(), self.row_values()["k"])}
 
     def row_partial(self) -> Fields:
-        return {"k": self._key()}
+        return self.row_values()
 
     def _op(self) -> str:
         return "min" if self.agg.agg == "first" else "max"
@@ -264,6 +298,9 @@ class Holistic(SparkAgg):
     def vector_ops(self, name: Callable[[str, str], str]) -> list[FieldOp] | None:
         return None
 
+    def row_ops(self, name: Callable[[str, str], str]) -> list[FieldOp] | None:
+        return None
+
     def finish(self, f: Getter) -> Column:
         if self.agg.agg != "count_distinct":
             return f("p")
@@ -299,13 +336,6 @@ class Moments(SparkAgg):
         out = {"n": F.count(x), "mx": F.avg(x), "vx": F.var_pop(x)}
         if self.paired:
             out.update({"my": F.avg(y), "vy": F.var_pop(y), "vxy": F.covar_pop(x, y)})
-        return out
-
-    def row_partial(self) -> Fields:
-        x, y = self._cols()
-        out = {"n": _counted(x), "mx": x, "vx": F.when(x.isNotNull(), F.lit(0.0))}  # one value: no spread
-        if self.paired:
-            out.update({"my": y, "vy": F.when(y.isNotNull(), F.lit(0.0)), "vxy": F.when(x.isNotNull(), F.lit(0.0))})
         return out
 
     def direct(self, f: Getter) -> Fields:
@@ -368,8 +398,24 @@ class Moments(SparkAgg):
 
     def vector_ops(self, name: Callable[[str, str], str]) -> list[FieldOp] | None:
         ins = ["n", "mx", "vx"] + (["my", "vy", "vxy"] if self.paired else [])
-        outs = ["n", "qx"] + (["qy", "cxy"] if self.paired else [])
-        return [FieldOp("moments", tuple(name(k, "p") for k in ins), tuple(name(k, "m") for k in outs))]
+        return [FieldOp("moments", tuple(name(k, "p") for k in ins), self._outputs(name))]
+
+    def _outputs(self, name: Callable[[str, str], str]) -> tuple[str, ...]:
+        return tuple(name(k, "m") for k in ["n", "qx"] + (["qy", "cxy"] if self.paired else []))
+
+    def row_values(self) -> Fields:
+        x, y = self._cols()
+        return {"x": x, "y": y} if self.paired else {"x": x}
+
+    def row_partial(self) -> Fields:
+        x, y = self._cols()
+        out = {"n": _counted(x), "mx": x, "vx": F.when(x.isNotNull(), F.lit(0.0))}  # one value: no spread
+        if self.paired:
+            out.update({"my": y, "vy": F.when(y.isNotNull(), F.lit(0.0)), "vxy": F.when(x.isNotNull(), F.lit(0.0))})
+        return out
+
+    def row_ops(self, name: Callable[[str, str], str]) -> list[FieldOp] | None:
+        return [FieldOp("moments", tuple(name(k, "r") for k in self.row_values()), self._outputs(name))]
 
     def finish(self, f: Getter) -> Column:
         n = f("n").cast("double")

@@ -18,6 +18,13 @@ RANK = "_wid_rank"      # 0-based rank (count and rolling windows)
 CORRUPT = "_wid_corrupt"  # the raw text of a record a file reader could not parse
 
 
+def field(i: int, name: str, stage: str = "p") -> str:
+    """The column of field `name` of aggregation i at `stage` (``p`` pane
+    partial, ``r`` row value, ``pre``/``suf`` running, ``c`` contribution,
+    ``m`` merged)."""
+    return f"_wid_{stage}{i}_{name}"
+
+
 def lit_long(value: int) -> Column:
     """A bigint literal (Spark would type small ints as int)."""
     return F.lit(value).cast("long")

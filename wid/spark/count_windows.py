@@ -48,7 +48,7 @@ def count_windows(ctx: Ctx) -> Planned:
     else:
         g = gcd(size, hop)
         geo = panes.Geometry(size // g, hop // g, hop // g - size // g)
-        merged, how = panes.sliding(panes.partials(rows, keys, floor_div(r, g), aggs), keys, geo, aggs)
+        merged, how = panes.sliding_rows(rows, keys, floor_div(r, g), geo, aggs)
         out = panes.finished(merged, aggs, keep=[*keys, WID])
         form, why = f"ranks + panes of {g} rows + {how}", "count windows overlap"
     out = out.where((F.col(WID) + 1) * hop <= F.col(NP))

@@ -33,9 +33,10 @@ from wid.aggregates.spark import Inputs, SparkAgg, spark_agg
 from wid.errors import ConfigError
 from wid.semantics import reasons
 from wid.spark import join_merge, pane_merge
+from wid.spark.arrow_merge import output_type, partial_fields
 from wid.spark.batch import dead_letters
-from wid.spark.columns import CORRUPT, PREFIX, REASON, TS
-from wid.spark.panes import by_key, field, getter, output_type, shared_fields, vector_fields
+from wid.spark.columns import CORRUPT, PREFIX, REASON, TS, field
+from wid.spark.panes import by_key, getter
 from wid.spark.prepare import event_time_us, first_reason
 from wid.spec.aggregation import Aggregation
 from wid.spec.join import SYSTEM_TIME, ColumnMetric, Metric, WindowJoin, metric_alias
@@ -232,13 +233,13 @@ def _right_rows(right: DataFrame, join: WindowJoin, keys: list[str], ms: _Metric
 def _fields(partials: DataFrame, join: WindowJoin, ms: _Metrics) -> tuple[list[pane_merge.FieldOp], dict[str, str]]:
     if not ms.aggs:
         return [], {}
-    fields = vector_fields(partials, ms.aggs)
+    fields = partial_fields(partials, ms.aggs)
     if fields is None:  # the first aggregation whose fields cannot merge (prefixes keep field positions)
-        bad = next(pos for pos in range(len(ms.aggs)) if vector_fields(partials, ms.aggs[:pos + 1]) is None)
+        bad = next(pos for pos in range(len(ms.aggs)) if partial_fields(partials, ms.aggs[:pos + 1]) is None)
         i = next(i for i, pos in ms.agg_of.items() if pos == bad)
         raise ConfigError(f"metrics[{i}].column", f"the window join cannot merge {ms.aggs[bad].agg.agg} "
                           "over this column's type", "cast the column to a number or a string")
-    return shared_fields(fields, ms.aggs)
+    return fields
 
 
 def _plan(left: DataFrame, right: DataFrame, join: WindowJoin, columns: list[str]) -> tuple[DataFrame, tuple[str, ...]]:

@@ -18,8 +18,10 @@ Algorithm, for panes sorted by (keys, pane):
    over ranks for min, max, first and last (any orderable type, ordered as
    Spark orders it), and shifted prefix sums for central moments.
 
-Results equal the oracle's; see `wid.spark.panes` for the Spark-only form
-this replaces when all fields can merge here.
+A (key, pane) may appear more than once (`merge_sorted`): duplicates merge
+like any two panes. Results equal the oracle's; see `wid.spark.panes` for
+the Spark-only form this replaces when all fields can merge here, and
+`wid.spark.pane_reduce` for the fused form that computes the panes too.
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ class FieldOp:
 
     ops: ``sum`` (one input), ``min``/``max`` (one input, any orderable
     type), ``moments`` (inputs n, mx, vx[, my, vy, vxy]; outputs named in
-    `outputs`: n, qx[, qy, cxy])."""
+    `outputs`: n, qx[, qy, cxy]). Over rows (`wid.spark.pane_reduce`) also
+    ``count`` (no input: rows; one input: its non-null values) and
+    ``moments`` over raw values (inputs x or x, y)."""
 
     op: str
     inputs: tuple[str, ...]
@@ -70,6 +74,15 @@ def _floor_div(a: np.ndarray, b: int) -> np.ndarray:
     return np.asarray(np.floor_divide(a, b), dtype=np.int64)
 
 
+def _grouping(col: pa.ChunkedArray) -> pa.Array:
+    """A key column as Spark groups it: floats as order-preserving int64
+    keys (-0.0 with 0.0, every NaN together); other types unchanged."""
+    arr = col.combine_chunks()
+    if pa.types.is_floating(arr.type) and arr.null_count == 0:
+        return pa.array(float_keys(arr.to_numpy().astype(np.float64)))
+    return arr
+
+
 def key_ids(tbl: pa.Table, keys: tuple[str, ...]) -> np.ndarray:
     """0-based id of each row's key, for a table sorted by the keys."""
     n = tbl.num_rows
@@ -77,7 +90,7 @@ def key_ids(tbl: pa.Table, keys: tuple[str, ...]) -> np.ndarray:
     if n:
         changed[0] = True
     for k in keys:
-        col = tbl.column(k).combine_chunks()
+        col = _grouping(tbl.column(k))
         if n > 1:
             diff = pc.not_equal(col.slice(1), col.slice(0, n - 1))
             changed[1:] |= diff.to_numpy(zero_copy_only=False).astype(bool)
@@ -170,23 +183,28 @@ def _sum(col: pa.ChunkedArray, i0: np.ndarray, i1: np.ndarray) -> pa.Array:
     return pa.array(result, type=col.type, mask=~nonnull)
 
 
-def _float_keys(values: np.ndarray) -> np.ndarray:
+def float_keys(values: np.ndarray) -> np.ndarray:
     """Order-preserving int64 keys of float64 values, NaN above +inf as in
     Spark (every NaN is made the same positive NaN first)."""
     bits = (np.where(np.isnan(values), np.nan, values) + 0.0).astype(np.float64).view(np.int64)  # -0.0 == 0.0
     return np.asarray(np.where(bits < 0, ~bits ^ np.int64(-(2**63)), bits), dtype=np.int64)  # a total order
 
 
-def _ranks(col: pa.ChunkedArray, op: str) -> np.ndarray:
+def worst_rank(op: str) -> int:
+    """The rank of NULL for `op` (``min`` or ``max``): worse than any value."""
+    return int(np.iinfo(np.int64).max if op == "min" else np.iinfo(np.int64).min)
+
+
+def ranks(col: pa.ChunkedArray, op: str) -> np.ndarray:
     """Ranks ordering values as Spark does, NULL worst for `op`; struct
     values (first/last) order by their fields. Numbers rank by value in
     O(n); other types by a sort."""
     arr = col.combine_chunks()
     nulls = arr.is_null().to_numpy(zero_copy_only=False)
-    worst = np.iinfo(np.int64).max if op == "min" else np.iinfo(np.int64).min
+    worst = worst_rank(op)
     if pa.types.is_floating(arr.type) or pa.types.is_integer(arr.type):
         raw = arr.fill_null(0).to_numpy()
-        keys = _float_keys(raw.astype(np.float64)) if pa.types.is_floating(arr.type) else raw.astype(np.int64)
+        keys = float_keys(raw.astype(np.float64)) if pa.types.is_floating(arr.type) else raw.astype(np.int64)
         if not (keys == worst).any():  # the sentinel must not be a real value
             return np.where(nulls, worst, keys)
     if pa.types.is_struct(arr.type):
@@ -225,14 +243,29 @@ def _arg_best(rank: np.ndarray, i0: np.ndarray, i1: np.ndarray, op: str) -> np.n
 
 
 def _extreme(col: pa.ChunkedArray, i0: np.ndarray, i1: np.ndarray, op: str) -> pa.Array:
-    best = _arg_best(_ranks(col, op), i0, i1, op)
+    best = _arg_best(ranks(col, op), i0, i1, op)
     return col.combine_chunks().take(pa.array(best))
+
+
+def _constant(mean: np.ndarray, n: np.ndarray, var: np.ndarray, i0: np.ndarray, i1: np.ndarray) -> np.ndarray:
+    """Windows whose values are all equal: their non-empty panes share one
+    mean and have zero variance. Their central moments are exactly zero, as
+    Spark's and the oracle's are, where the shifted sums leave rounding
+    noise (which would make corr or beta over a constant column non-NULL)."""
+    empty = n == 0
+    keys = float_keys(mean)
+    lo = np.where(empty, worst_rank("min"), keys)
+    hi = np.where(empty, worst_rank("max"), keys)
+    spread = _prefix((~empty & (var != 0)).astype(np.int64))
+    same = lo[_arg_best(lo, i0, i1, "min")] == hi[_arg_best(hi, i0, i1, "max")]
+    return np.asarray(same & (spread[i1] == spread[i0]), dtype=bool)
 
 
 def _moments(tbl: pa.Table, field: FieldOp, kid: np.ndarray, i0: np.ndarray, i1: np.ndarray) -> dict[str, pa.Array]:
     """Central moments over ranges from pane (n, mean, var_pop) fields:
     prefix sums of ``n*d`` and ``var*n + n*d*d`` with d the pane mean minus
-    its key's mean (long double), then ``q = S2 - S1^2/N`` per window.
+    its key's mean (long double), then ``q = S2 - S1^2/N`` per window, zero
+    for a side that is constant in the window (`_constant`).
     Outputs, in order: n, qx[, qy, cxy]."""
     raw = {name: tbl.column(name).fill_null(0).to_numpy().astype(np.float64) for name in field.inputs}
     bad = np.zeros(tbl.num_rows, dtype=bool)
@@ -248,65 +281,79 @@ def _moments(tbl: pa.Table, field: FieldOp, kid: np.ndarray, i0: np.ndarray, i1:
     total_n = _prefix(n)
     count = total_n[i1] - total_n[i0]
     safe = np.where(count > 0, count, 1)
-    values = [pa.array(count.astype(np.int64))]
-    deltas, sums = [], []
+    values = [count.astype(np.int64)]
+    deltas, sums, constant = [], [], []
     for mean_name, var_name in zip(field.inputs[1::2][:2], field.inputs[2::2][:2], strict=True):
         m, v = num(mean_name), num(var_name)
         d = m - (np.add.reduceat(n * m, starts) / np.where(key_n > 0, key_n, 1))[kid]
         s1, s2 = _prefix(n * d), _prefix(v * n + n * d * d)
         w1 = s1[i1] - s1[i0]
-        q = s2[i1] - s2[i0] - w1 * w1 / safe
-        # s2 sums non-negative terms, so rounding leaves |error| below a few eps * s2[i1]: a q
-        # that small is an exact 0 (a constant column), which makes corr and beta NULL
-        q = np.where(np.abs(q) <= 64 * np.finfo(np.longdouble).eps * s2[i1], 0, q)
-        values.append(pa.array(q.astype(np.float64)))
+        constant.append(_constant(raw[mean_name], raw[field.inputs[0]], raw[var_name], i0, i1))
+        values.append(np.where(constant[-1], 0.0, (s2[i1] - s2[i0] - w1 * w1 / safe).astype(np.float64)))
         deltas.append(d)
         sums.append(w1)
     if len(field.inputs) == 6:
         sxy = _prefix(num(field.inputs[5]) * n + n * deltas[0] * deltas[1])
-        values.append(pa.array((sxy[i1] - sxy[i0] - sums[0] * sums[1] / safe).astype(np.float64)))
+        cxy = (sxy[i1] - sxy[i0] - sums[0] * sums[1] / safe).astype(np.float64)
+        values.append(np.where(constant[0] | constant[1], 0.0, cxy))
     nonfinite = _prefix(bad.astype(np.int64))
     poisoned = (nonfinite[i1] - nonfinite[i0]) > 0  # inf or NaN inputs give NaN moments, as in Spark
-    values[1:] = [pa.array(np.where(poisoned, np.nan, v.to_numpy(zero_copy_only=False))) for v in values[1:]]
-    return dict(zip(field.outputs, values, strict=True))
+    values[1:] = [np.where(poisoned, np.nan, v) for v in values[1:]]
+    return dict(zip(field.outputs, (pa.array(v) for v in values), strict=True))
 
 
-def _order(tbl: pa.Table, spec: MergeSpec) -> np.ndarray:
-    """Row order by (keys, pane): NumPy's lexsort for integer keys, else
-    pyarrow's sort (both order as Spark does)."""
-    cols = [tbl.column(k) for k in spec.keys]
-    if all(pa.types.is_integer(c.type) for c in cols):
-        arrays = [tbl.column(spec.pane).to_numpy()] + [c.to_numpy() for c in reversed(cols)]
-        return np.asarray(np.lexsort(arrays))
-    sort_keys = [(k, "ascending") for k in spec.keys] + [(spec.pane, "ascending")]
-    return np.asarray(pc.sort_indices(tbl, sort_keys=sort_keys).to_numpy())
+def _order(tbl: pa.Table, keys: tuple[str, ...], pane: str) -> np.ndarray:
+    """Row order by (keys as `_grouping` sees them, pane): one argsort of a
+    composite int64 for a single integer key whose (key, pane) ranges fit 62
+    bits, NumPy's lexsort for other integer keys, else pyarrow's sort."""
+    cols = [_grouping(tbl.column(k)) for k in keys]
+    q = tbl.column(pane).to_numpy()
+    if all(pa.types.is_integer(c.type) and c.null_count == 0 for c in cols):
+        ints = [c.to_numpy().astype(np.int64) for c in cols]
+        if len(ints) == 1:
+            k, q_lo, k_lo = ints[0], int(q.min()), int(ints[0].min())
+            q_span, k_span = int(q.max()) - q_lo + 1, int(k.max()) - k_lo + 1
+            if q_span * k_span < 1 << 62:
+                return np.asarray(np.argsort((k - k_lo) * q_span + (q - q_lo)))
+        return np.asarray(np.lexsort([q, *reversed(ints)]))
+    named = pa.table({**{f"k{i}": c for i, c in enumerate(cols)}, "q": q})
+    sort_keys = [(f"k{i}", "ascending") for i in range(len(cols))] + [("q", "ascending")]
+    return np.asarray(pc.sort_indices(named, sort_keys=sort_keys).to_numpy())
 
 
-def merge(batches: Iterator[pa.RecordBatch], spec: MergeSpec) -> Iterator[pa.RecordBatch]:
-    """The `mapInArrow` function: all pane partials of a partition in, one
-    batch of windows out (keys, `WID`, merged fields)."""
+def collect(batches: Iterator[pa.RecordBatch]) -> pa.Table | None:
+    """All batches as one table, or None when there are no rows."""
     received = list(batches)
     if not received:
-        return
+        return None
     tbl = pa.Table.from_batches(received)
-    if tbl.num_rows == 0:
-        return
-    tbl = tbl.take(_order(tbl, spec))
-    kid = key_ids(tbl, spec.keys)
+    return tbl if tbl.num_rows else None
+
+
+def sort_panes(tbl: pa.Table, keys: tuple[str, ...], pane: str) -> tuple[pa.Table, np.ndarray]:
+    """`tbl` sorted by (keys, pane), and each row's 0-based key id."""
+    tbl = tbl.take(_order(tbl, keys, pane))
+    return tbl, key_ids(tbl, keys)
+
+
+def merge_sorted(tbl: pa.Table, kid: np.ndarray, spec: MergeSpec, last: int | None) -> pa.RecordBatch:
+    """Windows over pane partials sorted by (key id `kid`, pane), each
+    (key, pane) once or several times (duplicates merge like any two panes);
+    `last` is the last pane of cumulative windows. Returns one batch: keys,
+    `WID`, merged fields."""
     q = tbl.column(spec.pane).to_numpy().astype(np.int64)
-    last = int(pc.max(tbl.column(spec.last)).as_py()) if spec.last else None
     row, wid, first, lastp = _windows(spec, kid, q, last)
     i0, i1 = ranges(kid, q, kid[row], first, lastp)
     cols: dict[str, pa.Array] = {k: tbl.column(k).combine_chunks().take(pa.array(i0)) for k in spec.keys}
     cols[WID] = pa.array(wid, type=pa.int64())
     cols.update(merge_fields(tbl, spec.fields, kid, i0, i1))
-    yield pa.RecordBatch.from_pydict(cols)
+    return pa.RecordBatch.from_pydict(cols)
 
 
 def merge_fields(tbl: pa.Table, fields: tuple[FieldOp, ...], kid: np.ndarray, i0: np.ndarray,
                  i1: np.ndarray) -> dict[str, pa.Array]:
     """Each field merged over the non-empty row ranges ``[i0, i1)`` of `tbl`
-    (rows sorted by key; `kid` their 0-based key ids)."""
+    (rows sorted by key; `kid` their 0-based key ids), O(1) per range."""
     cols: dict[str, pa.Array] = {}
     for f in fields:
         if f.op == "sum":
@@ -316,3 +363,14 @@ def merge_fields(tbl: pa.Table, fields: tuple[FieldOp, ...], kid: np.ndarray, i0
         else:
             cols.update(_moments(tbl, f, kid, i0, i1))
     return cols
+
+
+def merge(batches: Iterator[pa.RecordBatch], spec: MergeSpec) -> Iterator[pa.RecordBatch]:
+    """The `mapInArrow` function: all pane partials of a partition in, one
+    batch of windows out (keys, `WID`, merged fields)."""
+    tbl = collect(batches)
+    if tbl is None:
+        return
+    last = int(pc.max(tbl.column(spec.last)).as_py()) if spec.last else None
+    tbl, kid = sort_panes(tbl, spec.keys, spec.pane)
+    yield merge_sorted(tbl, kid, spec, last)

@@ -24,23 +24,27 @@ pane aggregate shuffles.
 
 Landmark (cumulative) windows are prefixes of their period and need only the
 prefix pass (`cumulative`).
+
+This Spark form runs when a field has no NumPy merge (HLL sketches) or the
+session asks for it (``spark.wid.paneMerge = spark``). Otherwise
+`sliding_rows` and `cumulative_rows` hand the rows to one fused NumPy pass
+per partition (`wid.spark.arrow_merge.fused`), and `sliding` and
+`cumulative`, given pane partials, to the vectorised merge
+(`wid.spark.arrow_merge.vectorised`).
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark import cloudpickle
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import Window as W
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from wid.aggregates.spark import Getter, SparkAgg, value
-from wid.spark import pane_merge
-from wid.spark.columns import PANE, WID, ceil_div, floor_div, lit_long, long_range
+from wid.spark import arrow_merge, pane_merge
+from wid.spark.columns import PANE, WID, ceil_div, field, floor_div, lit_long, long_range
 
 BLK = "_wid_blk"
 PREV = "_wid_prev"
@@ -56,11 +60,6 @@ class Geometry:
     length: int
     hop: int
     offset: int = 0
-
-
-def field(i: int, name: str, stage: str = "p") -> str:
-    """The column of field `name` of aggregation i at `stage`."""
-    return f"_wid_{stage}{i}_{name}"
 
 
 def partials(df: DataFrame, keys: Sequence[str], bucket: Column, aggs: Sequence[SparkAgg],
@@ -122,7 +121,36 @@ def _settled(aggs: Sequence[SparkAgg], names: dict[int, list[str]], role: Column
 
 
 VECTOR = "vectorised Arrow merge (prefix sums + sparse tables)"
+FUSED = "fused vectorised Arrow merge (panes by bincount, windows by prefix sums + sparse tables)"
 BLOCKS = "block prefix/suffix merge in Spark"
+
+
+def sliding_rows(rows: DataFrame, keys: Sequence[str], pane: Column, geo: Geometry,
+                 aggs: Sequence[SparkAgg]) -> tuple[DataFrame, str]:
+    """Windows of `geo` straight from rows holding all rows of a key in one
+    partition; `pane` is each row's pane index. The fused merge
+    (`arrow_merge.fused`: no Spark aggregate) when every field merges in
+    NumPy, else Spark's pane ``groupBy`` then `sliding`. Returns what
+    `sliding` returns."""
+    spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, kind="sliding", fields=(), length=geo.length,
+                                hop=geo.hop, offset=geo.offset)
+    fast = arrow_merge.fused(rows, keys, pane, spec, aggs)
+    if fast is not None:
+        return fast, FUSED
+    return sliding(partials(rows, keys, pane, aggs), keys, geo, aggs)
+
+
+def cumulative_rows(rows: DataFrame, keys: Sequence[str], pane: Column, period: int | None, last: str,
+                    aggs: Sequence[SparkAgg]) -> tuple[DataFrame, str]:
+    """Landmark windows straight from rows (as `sliding_rows`; `last` is a
+    column of `rows`), or Spark's pane ``groupBy`` then `cumulative`."""
+    spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, kind="cumulative", fields=(), period=period, last=last)
+    fast = arrow_merge.fused(rows, keys, pane, spec, aggs)
+    if fast is not None:
+        return fast, FUSED
+    grouped = rows.groupBy(*keys, pane.alias(PANE)).agg(
+        F.max(last).alias(last), *[e.alias(field(i, k)) for i, a in enumerate(aggs) for k, e in a.partial().items()])
+    return cumulative(grouped, keys, period, last, aggs)
 
 
 def sliding(panes: DataFrame, keys: Sequence[str], geo: Geometry, aggs: Sequence[SparkAgg]) -> tuple[DataFrame, str]:
@@ -132,7 +160,7 @@ def sliding(panes: DataFrame, keys: Sequence[str], geo: Geometry, aggs: Sequence
     length, hop, off = geo.length, geo.hop, geo.offset
     spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, kind="sliding", fields=(), length=length, hop=hop,
                                 offset=off)
-    fast = vectorised(panes, keys, spec, aggs)
+    fast = arrow_merge.vectorised(panes, keys, spec, aggs)
     if fast is not None:
         return fast, VECTOR
     block = floor_div(F.col(PANE), length)
@@ -160,7 +188,7 @@ def cumulative(panes: DataFrame, keys: Sequence[str], period: int | None, last: 
     unbounded period); windows run up to the pane in column `last`. Returns
     keys, WID and the combined fields (``field(i, name, "m")``)."""
     spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, kind="cumulative", fields=(), period=period, last=last)
-    fast = vectorised(panes, keys, spec, aggs)
+    fast = arrow_merge.vectorised(panes, keys, spec, aggs)
     if fast is not None:
         return fast, VECTOR
     last_col = F.col(last)
@@ -180,86 +208,6 @@ def finished(df: DataFrame, aggs: Sequence[SparkAgg], stage: str = "m", keep: Se
     def out(i: int, a: SparkAgg) -> Column:
         return value(a, getter(i, stage)) if stage == "p" else a.finish(getter(i, stage))
     return df.select(*keep, *[out(i, a).alias(a.agg.as_) for i, a in enumerate(aggs)])
-
-
-# -- the vectorised merge ---------------------------------------------------
-
-CONF = "spark.wid.paneMerge"  # "arrow" (default) or "spark" (JVM only)
-_SUMMABLE = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType)
-_ORDERABLE = (*_SUMMABLE, T.StringType, T.BooleanType, T.DateType, T.TimestampType, T.TimestampNTZType,
-              T.BinaryType, T.StructType)
-
-
-def _field_of(i: int, name: str, stage: str) -> str:
-    return field(i, name, stage)
-
-
-def vector_fields(panes: DataFrame, aggs: Sequence[SparkAgg]) -> list[pane_merge.FieldOp] | None:
-    fields: list[pane_merge.FieldOp] = []
-    types = {f.name: f.dataType for f in panes.schema.fields}
-    for i, a in enumerate(aggs):
-        ops = a.vector_ops(functools.partial(_field_of, i))
-        if ops is None:
-            return None
-        for op in ops:
-            allowed = _SUMMABLE if op.op == "sum" else _ORDERABLE
-            if op.op != "moments" and not isinstance(types[op.inputs[0]], allowed):
-                return None
-        fields += ops
-    return fields
-
-
-def output_type(op: pane_merge.FieldOp, name: str, types: dict[str, T.DataType]) -> T.DataType:
-    if op.op == "moments":
-        return T.LongType() if name == op.outputs[0] else T.DoubleType()
-    source = types[op.inputs[0]]
-    return T.LongType() if op.op == "sum" and isinstance(source, T.IntegralType) else source
-
-
-def vectorised(panes: DataFrame, keys: Sequence[str], spec: pane_merge.MergeSpec,
-               aggs: Sequence[SparkAgg]) -> DataFrame | None:
-    """Windows over pane partials by the vectorised merge (one `mapInArrow`
-    call per partition), or None when a field cannot merge there or the
-    session sets ``spark.wid.paneMerge = spark``. `panes` must hold all
-    panes of a key in one partition. Returns keys, WID and merged fields."""
-    session = panes.sparkSession
-    if session.conf.get(CONF, "arrow") != "arrow":
-        return None
-    fields = vector_fields(panes, aggs)
-    if fields is None:
-        return None
-    unique, copies = shared_fields(fields, aggs)
-    inputs = sorted({c for op in unique for c in op.inputs} | set(keys) | {PANE} | ({spec.last} if spec.last else set()))
-    types = {f.name: f.dataType for f in panes.schema.fields}
-    out = [T.StructField(k, types[k]) for k in keys] + [T.StructField(WID, T.LongType())]
-    out += [T.StructField(n, output_type(op, n, types)) for op in unique for n in op.outputs]
-    cloudpickle.register_pickle_by_value(pane_merge)  # type: ignore[no-untyped-call]  # executors need numpy and pyarrow, not wid
-    full = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, fields=tuple(unique), kind=spec.kind,
-                                length=spec.length, hop=spec.hop, offset=spec.offset, period=spec.period,
-                                last=spec.last)
-    merged = panes.select(*inputs).mapInArrow(functools.partial(pane_merge.merge, spec=full), T.StructType(out))
-    return merged.select("*", *[F.col(src).alias(dst) for dst, src in copies.items()])
-
-
-def shared_fields(fields: list[pane_merge.FieldOp], aggs: Sequence[SparkAgg]) -> tuple[
-        list[pane_merge.FieldOp], dict[str, str]]:
-    """Merge each distinct partial column once: aggregations often share one
-    (``avg`` and ``sum`` both need ``sum(v)``). Returns the distinct ops
-    (reading canonical columns) and {duplicate output: canonical output}."""
-    text = {field(i, k): str(e) for i, a in enumerate(aggs) for k, e in a.partial().items()}
-    canonical: dict[str, str] = {}
-    first_by_text: dict[str, str] = {}
-    for name, t in text.items():
-        canonical[name] = first_by_text.setdefault(t, name)
-    unique: dict[tuple[str, tuple[str, ...]], pane_merge.FieldOp] = {}
-    copies: dict[str, str] = {}
-    for op in fields:
-        key = (op.op, tuple(canonical[c] for c in op.inputs))
-        if key in unique:
-            copies.update(zip(op.outputs, unique[key].outputs, strict=True))
-        else:
-            unique[key] = pane_merge.FieldOp(op.op, key[1], op.outputs)
-    return list(unique.values()), copies
 
 
 def by_key(rows: DataFrame, keys: Sequence[str]) -> DataFrame:

@@ -2,9 +2,10 @@
 
 - tumbling: bucket ``floor((ts - o)/d)``, then one ``groupBy``;
 - hopping: tumbling panes of ``gcd(d, h)``, merged into windows by
-  `wid.spark.panes.sliding` (cost independent of ``d/h``);
+  `wid.spark.panes.sliding_rows` (cost independent of ``d/h``; rows go to
+  one fused NumPy pass per key partition when every field allows it);
 - landmark: hop-sized panes merged by running prefixes
-  (`wid.spark.panes.cumulative`).
+  (`wid.spark.panes.cumulative_rows`).
 
 Holistic aggregations (`med`, `percentile`, exact `count_distinct`) have no
 constant-size merge; with them, overlapping windows fall back to the *copy*
@@ -70,7 +71,7 @@ def hopping(ctx: Ctx) -> Planned:
     p = gcd(d, h)
     rows = panes.by_key(ctx.rows, keys)
     pane = floor_div(F.col(TS) - lit_long(o), p)
-    merged, how = panes.sliding(panes.partials(rows, keys, pane, aggs), keys, panes.Geometry(d // p, h // p), aggs)
+    merged, how = panes.sliding_rows(rows, keys, pane, panes.Geometry(d // p, h // p), aggs)
     out = panes.finished(merged, aggs, keep=[*keys, WID])
     return Planned(assemble(out, w, start, start + d), f"panes of {p / 1000:g} ms + {how}",
                    "windows overlap: each row is aggregated once into its pane, panes merge in O(n)")
@@ -102,10 +103,8 @@ def landmark(ctx: Ctx) -> Planned:
         return Planned(assemble(out, w, start, end), "copy: each row into its windows",
                        f"{', '.join(ctx.holistic)} cannot merge panes in constant space",
                        ("cost grows with the number of windows per period",))
-    grouped = panes.by_key(rows, keys).groupBy(*keys, pane.alias(PANE)).agg(
-        F.max(last_col).alias(last_col),
-        *[e.alias(panes.field(i, k)) for i, a in enumerate(aggs) for k, e in a.partial().items()])
-    merged, how = panes.cumulative(grouped, keys, None if m is None else m // h, last_col, aggs)
+    merged, how = panes.cumulative_rows(panes.by_key(rows, keys), keys, pane, None if m is None else m // h,
+                                        last_col, aggs)
     out = panes.finished(merged, aggs, keep=[*keys, WID])
     return Planned(assemble(out, w, start, end), f"hop panes + {how}",
                    "landmark windows are prefixes of their period")

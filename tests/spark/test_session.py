@@ -1,0 +1,18 @@
+"""Defaults of the sessions wid creates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wid.spark.session import ARROW_MAX_BYTES, local_cores
+
+
+def test_wid_sessions_turn_off_the_per_row_arrow_byte_check(spark: Any) -> None:
+    # Spark 4 counts the bytes of the Arrow batch after every row it sends to Python
+    # unless maxBytesPerBatch is exactly Int.MaxValue; rows per batch stay capped
+    assert spark.conf.get(ARROW_MAX_BYTES) == str(2**31 - 1)
+    assert int(spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")) > 0
+
+
+def test_local_cores_reads_the_master() -> None:
+    assert local_cores("local[3]") == 3 and local_cores("local") == 1 and local_cores("spark://h:7077") is None

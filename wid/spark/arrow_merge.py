@@ -1,0 +1,166 @@
+"""Planning the vectorised merges: which fields can merge in NumPy, the
+`mapInArrow` call and its output schema (the Spark side of
+`wid.spark.pane_merge` and `wid.spark.pane_reduce`).
+
+Two forms, both one Python call per partition of key-partitioned input:
+
+- `vectorised`: pane partials computed by Spark's ``groupBy`` in,
+  windows out (`pane_merge.merge`);
+- `fused`: rows in, windows out (`pane_reduce.merge_rows`): the pane
+  aggregate runs in NumPy too, so no Spark aggregate runs at all. Measured
+  on the issue 2 benchmark it is faster than Spark's hash aggregate followed
+  by `vectorised`, since the hash aggregate costs more than sending the rows
+  (see benchmarks/RESULTS.md).
+
+Both return None, and the caller falls back to Spark, when a field cannot
+merge in NumPy (HLL sketches, holistic aggregations, decimals, collated
+strings) or the session sets ``spark.wid.paneMerge = spark``. Executors
+need numpy and pyarrow, not wid: the two modules are shipped by value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Iterator, Sequence
+
+import pyarrow as pa
+from pyspark import cloudpickle
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from wid.aggregates.spark import SparkAgg
+from wid.spark import pane_merge, pane_reduce
+from wid.spark.columns import PANE, WID, field
+
+CONF = "spark.wid.paneMerge"  # "arrow" (default) or "spark" (JVM only)
+_SUMMABLE = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType)
+_ORDERABLE = (*_SUMMABLE, T.StringType, T.BooleanType, T.DateType, T.TimestampType, T.TimestampNTZType,
+              T.BinaryType, T.StructType)
+_KEYS = (T.IntegralType, T.FloatType, T.DoubleType, T.StringType, T.BinaryType, T.BooleanType, T.DateType,
+         T.TimestampType, T.TimestampNTZType, T.DecimalType)
+Merge = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+
+
+def enabled(df: DataFrame) -> bool:
+    """False when the session asks for the JVM-only merge."""
+    return df.sparkSession.conf.get(CONF, "arrow") == "arrow"
+
+
+def _binary_order(t: T.DataType) -> bool:
+    """NumPy orders and groups strings by their bytes: collated ones cannot."""
+    return not isinstance(t, T.StringType) or t.collation == "UTF8_BINARY"
+
+
+def _mergeable(op: pane_merge.FieldOp, types: dict[str, T.DataType]) -> bool:
+    if op.op in ("moments", "count"):
+        return True
+    t = types[op.inputs[0]]
+    return isinstance(t, _SUMMABLE if op.op == "sum" else _ORDERABLE) and _binary_order(t)
+
+
+def output_type(op: pane_merge.FieldOp, name: str, types: dict[str, T.DataType]) -> T.DataType:
+    if op.op == "count" or (op.op == "moments" and name == op.outputs[0]):
+        return T.LongType()
+    if op.op == "moments":
+        return T.DoubleType()
+    source = types[op.inputs[0]]
+    if op.op == "sum":
+        return T.LongType() if isinstance(source, T.IntegralType) else T.DoubleType()
+    return source
+
+
+def _canonical(texts: dict[str, str]) -> dict[str, str]:
+    """{column: the first column with the same expression text}."""
+    first: dict[str, str] = {}
+    return {name: first.setdefault(text, name) for name, text in texts.items()}
+
+
+def _rename(ops: Sequence[list[pane_merge.FieldOp] | None], canonical: dict[str, str]) -> list[pane_merge.FieldOp]:
+    """All ops, reading canonical columns."""
+    return [dataclasses.replace(op, inputs=tuple(canonical[c] for c in op.inputs)) for o in ops for op in o or []]
+
+
+def _dedupe(ops: list[pane_merge.FieldOp]) -> tuple[list[pane_merge.FieldOp], dict[str, str]]:
+    """Merge each distinct (op, inputs) once: aggregations often share one
+    (``avg`` and ``sum`` both need ``sum(v)``). Returns the distinct ops and
+    {duplicate output: canonical output}."""
+    unique: dict[tuple[str, tuple[str, ...]], pane_merge.FieldOp] = {}
+    copies: dict[str, str] = {}
+    for op in ops:
+        first = unique.setdefault((op.op, op.inputs), op)
+        if first is not op:
+            copies.update(zip(op.outputs, first.outputs, strict=True))
+    return list(unique.values()), copies
+
+
+def _map(df: DataFrame, keys: Sequence[str], merge: Merge, ops: list[pane_merge.FieldOp],
+         copies: dict[str, str]) -> DataFrame:
+    """`df` through `merge` (per partition), then the duplicate outputs."""
+    types = {f.name: f.dataType for f in df.schema.fields}
+    out = [T.StructField(k, types[k]) for k in keys] + [T.StructField(WID, T.LongType())]
+    out += [T.StructField(n, output_type(op, n, types)) for op in ops for n in op.outputs]
+    for module in (pane_merge, pane_reduce):
+        cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]
+    merged = df.mapInArrow(merge, T.StructType(out))
+    return merged.select("*", *[F.col(src).alias(dst) for dst, src in copies.items()])
+
+
+def partial_fields(partials: DataFrame, aggs: Sequence[SparkAgg]) -> tuple[list[pane_merge.FieldOp],
+                                                                          dict[str, str]] | None:
+    """The merge ops over partial columns ``field(i, k)`` of `partials`, each
+    distinct partial merged once, and {duplicate output: canonical output};
+    None when a field cannot merge in NumPy (sketches, holistic aggregates,
+    unsupported types)."""
+    ops = [a.vector_ops(functools.partial(field, i)) for i, a in enumerate(aggs)]
+    types = {f.name: f.dataType for f in partials.schema.fields}
+    if any(o is None for o in ops) or not all(_mergeable(op, types) for o in ops for op in o or []):
+        return None
+    canonical = _canonical({field(i, k): str(e) for i, a in enumerate(aggs) for k, e in a.partial().items()})
+    return _dedupe(_rename(ops, canonical))
+
+
+def vectorised(panes: DataFrame, keys: Sequence[str], spec: pane_merge.MergeSpec,
+               aggs: Sequence[SparkAgg]) -> DataFrame | None:
+    """Windows over pane partials (keys, PANE, ``field(i, k)``) by
+    `pane_merge.merge`, or None (see the module docstring). `panes` must
+    hold all panes of a key in one partition. Returns keys, WID and the
+    merged fields ``field(i, k, "m")``."""
+    fields = partial_fields(panes, aggs) if enabled(panes) else None
+    if fields is None:
+        return None
+    unique, copies = fields
+    inputs = sorted({c for op in unique for c in op.inputs} | set(keys) | {PANE} | ({spec.last} if spec.last else set()))
+    full = dataclasses.replace(spec, keys=tuple(keys), pane=PANE, fields=tuple(unique))
+    return _map(panes.select(*inputs), keys, functools.partial(pane_merge.merge, spec=full), unique, copies)
+
+
+def fused(rows: DataFrame, keys: Sequence[str], pane: Column, spec: pane_merge.MergeSpec,
+          aggs: Sequence[SparkAgg]) -> DataFrame | None:
+    """Windows straight from rows by `pane_reduce.merge_rows`, or None (see
+    the module docstring). `rows` must hold all rows of a key in one
+    partition; `pane` is each row's pane index (long); `spec.last` (if set)
+    a column of `rows`. Sends keys, the pane and each distinct row value once;
+    ``count(x)`` of a non-nullable x becomes ``count(*)``. Returns keys, WID
+    and the merged fields ``field(i, k, "m")``."""
+    ops = [a.row_ops(functools.partial(field, i)) for i, a in enumerate(aggs)]
+    if not enabled(rows) or any(o is None for o in ops):
+        return None
+    values = {field(i, k, "r"): e for i, a in enumerate(aggs) for k, e in a.row_values().items()}
+    canonical = _canonical({name: str(e) for name, e in values.items()})
+    sent = [values[n].alias(n) for n in dict.fromkeys(canonical.values())]
+    extra = [F.col(spec.last)] if spec.last else []
+    df = rows.select(*keys, pane.cast("long").alias(PANE), *extra, *sent)
+    schema = {f.name: f for f in df.schema.fields}
+    types = {name: f.dataType for name, f in schema.items()}
+    if not all(isinstance(types[k], _KEYS) and _binary_order(types[k]) for k in keys):
+        return None
+    flat = _rename(ops, canonical)
+    if not all(_mergeable(op, types) for op in flat):
+        return None
+    counted = [dataclasses.replace(op, inputs=()) if op.op == "count" and op.inputs
+               and not schema[op.inputs[0]].nullable else op for op in flat]
+    unique, copies = _dedupe(counted)
+    full = dataclasses.replace(spec, keys=tuple(keys), pane=PANE, fields=tuple(unique))
+    return _map(df, keys, functools.partial(pane_reduce.merge_rows, spec=full), unique, copies)
