@@ -228,7 +228,8 @@ def _extreme(col: pa.ChunkedArray, i0: np.ndarray, i1: np.ndarray, op: str) -> p
 def _moments(tbl: pa.Table, field: FieldOp, kid: np.ndarray, i0: np.ndarray, i1: np.ndarray) -> dict[str, pa.Array]:
     """Central moments over ranges from pane (n, mean, var_pop) fields:
     prefix sums of ``n*d`` and ``var*n + n*d*d`` with d the pane mean minus
-    its key's mean (long double), then ``q = S2 - S1^2/N`` per window.
+    its key's mean (long double), then ``q = S2 - S1^2/N`` per window (0
+    when it is within the cancellation error of S2: equal values).
     Outputs, in order: n, qx[, qy, cxy]."""
     raw = {name: tbl.column(name).fill_null(0).to_numpy().astype(np.float64) for name in field.inputs}
     bad = np.zeros(tbl.num_rows, dtype=bool)
@@ -251,7 +252,10 @@ def _moments(tbl: pa.Table, field: FieldOp, kid: np.ndarray, i0: np.ndarray, i1:
         d = m - (np.add.reduceat(n * m, starts) / np.where(key_n > 0, key_n, 1))[kid]
         s1, s2 = _prefix(n * d), _prefix(v * n + n * d * d)
         w1 = s1[i1] - s1[i0]
-        values.append(pa.array((s2[i1] - s2[i0] - w1 * w1 / safe).astype(np.float64)))
+        total = s2[i1] - s2[i0]
+        q = total - w1 * w1 / safe
+        # equal values leave only the cancellation error (a few ulps of `total`): that is 0, not a variance
+        values.append(pa.array(np.where(np.abs(q) <= 1e-12 * np.abs(total), 0, q).astype(np.float64)))
         deltas.append(d)
         sums.append(w1)
     if len(field.inputs) == 6:
@@ -291,11 +295,28 @@ def merge(batches: Iterator[pa.RecordBatch], spec: MergeSpec) -> Iterator[pa.Rec
     i0, i1 = _ranges(kid, q, kid[row], first, lastp)
     cols: dict[str, pa.Array] = {k: tbl.column(k).combine_chunks().take(pa.array(i0)) for k in spec.keys}
     cols[WID] = pa.array(wid, type=pa.int64())
-    for f in spec.fields:
+    cols.update(range_fields(tbl, spec.fields, kid, i0, i1))
+    yield pa.RecordBatch.from_pydict(cols)
+
+
+def pane_ranges(kid: np.ndarray, q: np.ndarray, wkid: np.ndarray, first: np.ndarray,
+                last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For rows sorted by (key id `kid`, pane `q`), with `kid` running
+    0..K-1: the row range ``[i0, i1)`` of each window's panes
+    ``first <= q <= last`` of key `wkid` (empty when it has none)."""
+    return _ranges(kid, q, wkid, first, last)
+
+
+def range_fields(tbl: pa.Table, fields: tuple[FieldOp, ...], kid: np.ndarray, i0: np.ndarray,
+                 i1: np.ndarray) -> dict[str, pa.Array]:
+    """Each field of `fields` merged over the non-empty row ranges
+    ``[i0, i1)`` of `tbl` (sorted by key id `kid`, then pane), O(1) per range."""
+    cols: dict[str, pa.Array] = {}
+    for f in fields:
         if f.op == "sum":
             cols[f.outputs[0]] = _sum(tbl.column(f.inputs[0]), i0, i1)
         elif f.op in ("min", "max"):
             cols[f.outputs[0]] = _extreme(tbl.column(f.inputs[0]), i0, i1, f.op)
         else:
             cols.update(_moments(tbl, f, kid, i0, i1))
-    yield pa.RecordBatch.from_pydict(cols)
+    return cols

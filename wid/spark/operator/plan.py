@@ -43,6 +43,7 @@ from wid.spark.operator import (
     tables,
     time_engine,
 )
+from wid.spark.operator.extent_plan import extent_shapes
 from wid.spark.operator.layout import OperatorSpec, geometry_of
 from wid.spark.operator.output import KIND, STATS, unpack
 from wid.spark.operator.packing import BATCH_MS, KEY, PACKED, SHARD, pack
@@ -60,9 +61,11 @@ _SHIPPED = (tables, layout, shard, time_engine, session_engine, engines, packing
             wid.aggregates.vector, wid.semantics.watermark, wid.semantics.timeunits)
 
 
-def operator_spec(window: Window, *, pipeline: str, shards: int,
-                  dead_letter_columns: tuple[str, ...] = ()) -> OperatorSpec:
-    """What the operator's shards need to know of `window`."""
+def operator_spec(window: Window, *, pipeline: str, shards: int, dead_letter_columns: tuple[str, ...] = (),
+                  input_columns: tuple[str, ...] = (), unordered: tuple[str, ...] = ()) -> OperatorSpec:
+    """What the operator's shards need to know of `window`; `input_columns`
+    (in order, `unordered` those Spark cannot sort) shape count and rolling
+    windows (`wid.spark.operator.extent_plan`)."""
     w = window
     aggs = tuple(vector_agg(a.agg, a.column, a.column2, w.tie_breaker, a.percent, a.max_distinct_values_per_group,
                             a.as_) for a in w.aggregations)
@@ -76,7 +79,7 @@ def operator_spec(window: Window, *, pipeline: str, shards: int,
         allowed_us=(w.allowed_lateness_ms or 0) * US if w.late_data == "reopen" else 0,
         late_mode=w.late_mode, late_data=w.late_data, emit=w.emit, idleness_ms=w.source_idleness_ms,
         max_groups=w.max_groups_per_window, pipeline=pipeline, shards=shards,
-        dead_letter_columns=dead_letter_columns)
+        dead_letter_columns=dead_letter_columns, **extent_shapes(window, input_columns, unordered))
 
 
 @dataclass(frozen=True)
