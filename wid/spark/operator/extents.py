@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from wid.aggregates.vector import VectorAgg
 from wid.spark.operator.shard import Store
-from wid.spark.operator.tables import concat, from_bytes, group_ids, ints, to_bytes
+from wid.spark.operator.tables import TS, concat, from_bytes, group_ids, ints, to_bytes
 from wid.spark.operator.time_engine import field, fields_of
 from wid.spark.pane_merge import FieldOp, pane_ranges, range_fields
 
@@ -124,7 +124,7 @@ def merge_rows(aggs: Sequence[VectorAgg], table: pa.Table, keys: Sequence[str],
 
 def row_partials(aggs: Sequence[VectorAgg], rows: pa.Table, head: pa.Table) -> pa.Table:
     """`head` plus every aggregation's one-row partial fields of `rows`."""
-    ts = rows.column("_wid_ts").combine_chunks()
+    ts = rows.column(TS).combine_chunks()
     for i, agg in enumerate(aggs):
         for k, v in agg.rows(rows, ts).items():
             head = head.append_column(field(i, k), v)

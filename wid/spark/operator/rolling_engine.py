@@ -139,8 +139,9 @@ class RollingEngine:
         self.rows = concat([self.rows.filter(pa.array(~fresh)), now])
 
     def _touched(self, rows: pa.Table) -> np.ndarray:
-        """Did a row of this batch land in each held row's extent?"""
-        if self.arrived is None or self.arrived.num_rows == 0:
+        """Did a row of this batch land in each held row's extent? (Only
+        reopen and on_update ask: otherwise a row emits once, when closed.)"""
+        if not (self.spec.reopen or self.spec.on_update) or self.arrived is None or self.arrived.num_rows == 0:
             return np.zeros(rows.num_rows, dtype=bool)
         ts = ints(rows, TS)
         span = ranges(self.arrived, self.keys, TS, rows, ts - self.shape.duration_us + 1, ts)
