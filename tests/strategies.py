@@ -71,5 +71,7 @@ def windows(draw: st.DrawFn, kinds: tuple[str, ...] = ("tumbling", "hopping", "s
         params["tie_breaker"] = "id"
     if kind in ("count", "rolling") and draw(st.integers(0, 3)) == 0:
         params["order_by"] = "w"  # a nullable integer column: NULLs rank first
+    if (kind == "count" or params.get("every_rows", 1) > 1) and draw(st.booleans()):
+        params["rank_by"] = "arrival"  # in batch the input is one arrival: the same ranks
     aggs = tuple(draw(aggregations(alias=f"a{i}")) for i in range(draw(st.integers(1, n_aggs))))
     return Window(kind=kind, event_time_column="ts", event_time_unit="us", aggregations=aggs, **params)

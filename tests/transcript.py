@@ -11,7 +11,9 @@ File layout: ``[window]`` is a window table as in a pipeline's
 punctuation, the window's predicate being the column ``punct``), optional
 ``at_ms`` (the batch timestamp), and the expected ``watermark_ms``, ``emit``
 (``start``/``end`` in ms, group columns, aggregates, ``final`` default true,
-``retract``), ``late`` (rows sent to the dead letter) and ``late_dropped``.
+``retract``; a count window adds ``window_id``; a rolling row is its input
+columns and aggregates, no bounds), ``late`` (rows sent to the dead letter)
+and ``late_dropped``.
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ class Transcript:
 def _emission(w: Window, e: dict[str, Any]) -> Emission:
     e = dict(e)
     final, retract = e.pop("final", True), e.pop("retract", False)
+    if w.kind == "rolling":  # a rolling row is its input row and the aggregates
+        return Emission(e, final=final)
     start, end = e.pop("start") * 1000, e.pop("end", None)
     row = {w.window_start_column: start, w.window_end_column: None if end is None else end * 1000, **e}
     return Emission(row, final=final and not retract, retract=retract)

@@ -30,6 +30,8 @@ def test_every_policy_and_mode_has_a_transcript() -> None:
         for mode in ("generous", "consistent"):
             assert f"hopping_{mode}_{policy}" in names
     assert {"idle_source", "keyed_punctuation", "global_punctuation", "session_reopen"} <= names
+    for kind in ("count", "rolling", "landmark"):  # issue 5: each kind under more than one policy and emit mode
+        assert len({n for n in names if n.startswith(kind)}) >= 2
 
 
 AGGS = (Aggregation("count", as_="n"), Aggregation("sum", "v", as_="s"), Aggregation("last", "v", as_="last_v"))

@@ -181,9 +181,8 @@ def test_bad_rows_are_rejected_and_counted(spark: Any, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("kw", "field"), [
-    ({"kind": "count", "size_rows": 3}, "kind"),
-    ({"kind": "rolling", "duration_ms": 3_000}, "kind"),
-    ({"kind": "landmark", "hop_ms": 1_000, "landmark_ms": 0}, "kind"),
+    ({"kind": "count", "size_rows": 3, "order_by": "v"}, "order_by"),  # ranks on a stream follow event time
+    ({"kind": "rolling", "duration_ms": 3_000, "every_rows": 2, "order_by": "v"}, "order_by"),
     ({"kind": "tumbling", "duration_ms": 10_000, "max_groups_per_window": None}, "max_groups_per_window"),
 ])
 def test_what_no_streaming_path_runs_is_named(spark: Any, tmp_path: Path, kw: dict[str, Any], field: str) -> None:
@@ -199,6 +198,10 @@ def test_what_no_streaming_path_runs_is_named(spark: Any, tmp_path: Path, kw: di
     ({"kind": "session", "gap_ms": 1_000, "emit": "on_update"}, "emit"),
     ({"kind": "hopping", "duration_ms": 30_000, "hop_ms": 10_000, "emit": "on_update"}, "emit"),
     ({"kind": "tumbling", "duration_ms": 10_000, "source_idleness_ms": 1_000}, "source_idleness_ms"),
+    ({"kind": "count", "size_rows": 3}, "kind"),
+    ({"kind": "count", "size_rows": 3, "order_by": "v", "rank_by": "arrival"}, "kind"),
+    ({"kind": "rolling", "duration_ms": 3_000}, "kind"),
+    ({"kind": "landmark", "hop_ms": 1_000, "landmark_ms": 0}, "kind"),
 ])
 def test_what_spark_cannot_run_goes_to_the_wid_operator(spark: Any, tmp_path: Path, kw: dict[str, Any],
                                                          field: str) -> None:

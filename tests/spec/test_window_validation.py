@@ -46,6 +46,19 @@ def make(**kw: Any) -> Window:
          "max_duration_ms", "not a multiple"),
         ({"kind": "landmark", "duration_ms": None, "hop_ms": 1000}, "landmark_ms", "requires"),
         ({"kind": "rolling", "every_rows": 0}, "every_rows", "positive"),
+        ({"rank_by": "arrival"}, "rank_by", "not used by kind = 'tumbling'"),
+        ({"kind": "count", "duration_ms": None, "size_rows": 3, "rank_by": "insertion"}, "rank_by", "must be one of"),
+        ({"kind": "rolling", "rank_by": "arrival"}, "rank_by", "only chooses which rows"),
+        ({"kind": "count", "duration_ms": None, "size_rows": 3, "late_data": "reopen", "allowed_lateness_ms": 5},
+         "late_data", "shift every later rank"),
+        ({"kind": "count", "duration_ms": None, "size_rows": 3, "rank_by": "arrival", "late_data": "reopen",
+          "allowed_lateness_ms": 5}, "late_data", "no row is ever late"),
+        ({"kind": "rolling", "every_rows": 2, "late_data": "reopen", "allowed_lateness_ms": 5}, "late_data",
+         "rolling windows ranked by order"),
+        ({"kind": "rolling", "every_rows": 2, "emit": "on_update"}, "emit", "only known once the closing point"),
+        ({"group_by": ["k"], "punctuation": Punctuation("p", scope=("seg",))}, "punctuation.scope", "not in group_by"),
+        ({"kind": "count", "duration_ms": None, "size_rows": 3, "group_by": ["seg"],
+          "punctuation": Punctuation("p", scope=("seg",))}, "punctuation.scope", "not in partition_by"),
     ],
 )
 def test_bad_window_names_the_field(kw: dict[str, Any], field: str, words: str) -> None:
@@ -92,6 +105,15 @@ def test_defaults_and_normalisation() -> None:
     assert c.hop_rows_or_size == 5
     assert c.output_prefix == ("window_start", "window_end", "window_id")
     assert c.key_columns == ("p", "g")
+
+
+def test_rank_and_reopen_rules_that_hold() -> None:
+    # rolling extents are by time: reopen and on_update work unless every_rows picks rows by order rank
+    make(kind="rolling", late_data="reopen", allowed_lateness_ms=5, emit="on_update")
+    make(kind="rolling", every_rows=2, rank_by="arrival", late_data="reopen", allowed_lateness_ms=5, emit="on_update")
+    c = make(kind="count", duration_ms=None, size_rows=3, partition_by=["seg"], rank_by="arrival",
+             punctuation=Punctuation("p", scope=("seg",)))
+    assert c.closing_columns == ("seg",) and c.rank_by == "arrival"
 
 
 def test_punctuation_validation() -> None:

@@ -169,7 +169,7 @@ def _sessions(good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
     return out
 
 
-def _order_columns(w: Window, columns: Sequence[str]) -> list[str]:
+def order_columns(w: Window, columns: Sequence[str]) -> list[str]:
     """The total order of ranks: order_by (default the event time), then the
     tie-breaker, else every input column in input order."""
     first = [w.order_by or TS]
@@ -184,7 +184,7 @@ def _count(good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
         parts[_key(r, w.partition_by)].append(r)
     out = []
     for pkeys, members in parts.items():
-        ranked = [members[i] for i in rank_order(members, _order_columns(w, list(members[0])))]
+        ranked = [members[i] for i in rank_order(members, order_columns(w, list(members[0])))]
         wid = 0
         while count_complete(wid, len(ranked), hop):
             extent = [ranked[r] for r in count_extent(wid, size, hop)]
@@ -208,7 +208,7 @@ def _rolling(good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
         groups[_key(r, w.group_by)].append(r)
     out = []
     for members in groups.values():
-        order = rank_order(members, _order_columns(w, list(members[0])))
+        order = rank_order(members, order_columns(w, list(members[0])))
         by_time = sorted(members, key=lambda r: r[TS])
         times = [r[TS] for r in by_time]
         for rank, i in enumerate(order, start=1):

@@ -38,6 +38,11 @@ watermark, or its scope's keyed punctuation if later; `wid.semantics.watermark`)
      with another, or took an earlier row) is retracted: its old natural key
      must be deleted from the sink.
 
+Count, rolling and landmark windows add their own rules for steps 2 and 4,
+per closing key (`partition_by` for count windows, else `group_by`):
+`wid.semantics.stream_ranked` (count and rolling: ranks final behind the
+closing point, or on arrival) and `wid.semantics.stream_landmark`.
+
 The accounting identity holds per batch: ``rows_in = rows_rejected +
 rows_late_dropped + rows_late_dlq + rows_aggregated`` (punctuations are not
 data rows and are counted apart).
@@ -46,83 +51,31 @@ data rows and are counted apart).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from wid.semantics import reasons
 from wid.semantics.oracle import DeadLetter, reject_reason, window_row
 from wid.semantics.sessions import sessionize
+from wid.semantics.stream_landmark import LandmarkRules
+from wid.semantics.stream_ranked import CountRules, RollingRules, stream_problem
+from wid.semantics.stream_types import (
+    TS,
+    Accepted,
+    BatchResult,
+    Emission,
+    ExtentRules,
+    Group,
+    LateRow,
+    MicroBatch,
+    Row,
+)
 from wid.semantics.timeunits import event_time_us, ms_to_us
 from wid.semantics.watermark import SourceBatch, Watermarks, closing_point, later
 from wid.semantics.windowing import Hopping, Tumbling
 from wid.spec.window import Window
 
-Row = Mapping[str, Any]
-Group = tuple[Any, ...]
-TS = "__wid_ts_us"
-STREAM_KINDS = ("tumbling", "hopping", "session")
-
-
-@dataclass(frozen=True)
-class MicroBatch:
-    """One micro-batch: ``(source name, row)`` pairs and the batch
-    timestamp in epoch milliseconds (what idleness is measured on)."""
-
-    rows: Sequence[tuple[str, Row]]
-    batch_ms: int = 0
-
-
-@dataclass(frozen=True)
-class Emission:
-    """An output row (window bounds in epoch microseconds, then the group
-    columns and aggregates, as in batch). `final` is False for a partial
-    ``on_update`` value; `retract` means: delete this row's natural key."""
-
-    row: dict[str, Any]
-    final: bool = True
-    retract: bool = False
-
-
-@dataclass(frozen=True)
-class LateRow:
-    """A row sent to the dead letter because it was late."""
-
-    source: str
-    row: Row
-    reason: str
-
-
-@dataclass
-class BatchResult:
-    """What one micro-batch produced, and its counts."""
-
-    emitted: list[Emission] = field(default_factory=list)
-    late: list[LateRow] = field(default_factory=list)
-    rejected: list[DeadLetter] = field(default_factory=list)
-    rows_in: int = 0
-    rows_late_dropped: int = 0
-    punctuations: int = 0
-    watermark_us: int | None = None
-
-    @property
-    def rows_rejected(self) -> int:
-        return len(self.rejected)
-
-    @property
-    def rows_late_dlq(self) -> int:
-        return len(self.late)
-
-    @property
-    def rows_aggregated(self) -> int:
-        return self.rows_in - self.rows_rejected - self.rows_late_dropped - self.rows_late_dlq
-
-
-@dataclass
-class _Accepted:
-    row: dict[str, Any]
-    batch: int
-    windows: frozenset[int] = frozenset()  # time windows the row counts in
+STREAM_KINDS = ("tumbling", "hopping", "session", "count", "rolling", "landmark")
 
 
 def run_stream(batches: Iterable[MicroBatch], window: Window,
@@ -130,11 +83,12 @@ def run_stream(batches: Iterable[MicroBatch], window: Window,
     """Run `window` over `batches`; one `BatchResult` per micro-batch.
 
     `is_punctuation(row)` marks punctuation rows (the Python form of the
-    window's punctuation predicate). Raises ValueError for a window kind
-    without streaming semantics here.
+    window's punctuation predicate). Raises ValueError for a window without
+    streaming semantics (`wid.semantics.stream_ranked.stream_problem`).
     """
-    if window.kind not in STREAM_KINDS:
-        raise ValueError(f"kind = '{window.kind}' has no streaming oracle here")
+    problem = stream_problem(window)
+    if problem is not None:
+        raise ValueError(f"{problem[0]}: {problem[1]}")
     stream = _Stream(window, is_punctuation or (lambda _: False))
     return [stream.step(b, i) for i, b in enumerate(batches)]
 
@@ -145,14 +99,15 @@ class _Stream:
         self.is_punctuation = is_punctuation
         self.marks = Watermarks()
         self.keyed: dict[Group, int] = {}
-        self.accepted: dict[Group, list[_Accepted]] = defaultdict(list)
+        self.accepted: dict[Group, list[Accepted]] = defaultdict(list)
+        self.rules = _rules(window)
         self.shown: set[tuple[Group, int]] = set()
         self.allowed_us = ms_to_us(window.allowed_lateness_ms or 0) if window.late_data == "reopen" else 0
 
     # -- closing points ------------------------------------------------------
     def scope_of(self, group: Group) -> Group:
         scope = self.w.punctuation.scope if self.w.punctuation else ()
-        return tuple(group[self.w.group_by.index(c)] for c in scope)
+        return tuple(group[self.w.closing_columns.index(c)] for c in scope)
 
     def closing(self, group: Group, marks: Watermarks | None = None,
                 keyed: Mapping[Group, int] | None = None) -> int | None:
@@ -202,16 +157,21 @@ class _Stream:
         seen[source] = SourceBatch(got.max_event_us, later(got.punctuation_us, value))
 
     def _admit(self, source: str, row: dict[str, Any], index: int, out: BatchResult) -> None:
-        group = tuple(row[c] for c in self.w.group_by)
+        group = tuple(row[c] for c in self.w.closing_columns)
         closed = self.closing(group)
-        windows = self._counted_windows(row[TS], closed)
+        if self.rules is not None:
+            late = self.rules.is_late(row[TS], closed)
+            windows: frozenset[int] | None = None if late else frozenset()
+        else:
+            windows = self._counted_windows(row[TS], closed)
         if windows is None:
             if self.w.late_data == "dlq":
                 out.late.append(LateRow(source, {k: v for k, v in row.items() if k != TS}, reasons.LATE))
             else:
                 out.rows_late_dropped += 1
             return
-        self.accepted[group].append(_Accepted(row, index, windows))
+        first = 0 if self.rules is None else self.rules.first_window(row[TS], closed)
+        self.accepted[group].append(Accepted(row, index, windows, first))
 
     def _counted_windows(self, ts: int, closed: int | None) -> frozenset[int] | None:
         """The time windows a row counts in (empty for sessions), or None if late."""
@@ -235,7 +195,9 @@ class _Stream:
         out: list[Emission] = []
         for group, members in self.accepted.items():
             prev, now = before(group), self.closing(group)
-            if self.w.kind == "session":
+            if self.rules is not None:
+                out += self.rules.emit(group, members, index, prev, now)
+            elif self.w.kind == "session":
                 out += self._emit_sessions(group, members, index, prev, now)
             else:
                 out += self._emit_windows(group, members, index, prev, now)
@@ -245,9 +207,9 @@ class _Stream:
         w = self.w
         return {w.window_start_column: start, w.window_end_column: end, **dict(zip(w.group_by, group, strict=True))}
 
-    def _emit_windows(self, group: Group, members: list[_Accepted], index: int,
+    def _emit_windows(self, group: Group, members: list[Accepted], index: int,
                       prev: int | None, now: int | None) -> list[Emission]:
-        extents: dict[int, list[_Accepted]] = defaultdict(list)
+        extents: dict[int, list[Accepted]] = defaultdict(list)
         for a in members:
             for wid in a.windows:
                 extents[wid].append(a)
@@ -263,7 +225,7 @@ class _Stream:
                 out.append(Emission(row, final=closed))
         return out
 
-    def _emit_sessions(self, group: Group, members: list[_Accepted], index: int,
+    def _emit_sessions(self, group: Group, members: list[Accepted], index: int,
                        prev: int | None, now: int | None) -> list[Emission]:
         gap = self.w.gap_column
         times = [(a.row[TS], ms_to_us(a.row[gap] if gap else self.w.gap_ms or 0)) for a in members]
@@ -282,6 +244,16 @@ class _Stream:
             out.append(Emission({**self._head(group, key[1], 0), self.w.window_end_column: None},
                                final=False, retract=True))
         return out
+
+
+def _rules(w: Window) -> ExtentRules | None:
+    """The rules of count, rolling and landmark windows (None for the kinds
+    this module states itself)."""
+    if w.kind == "count":
+        return CountRules(w)
+    if w.kind == "rolling":
+        return RollingRules(w)
+    return LandmarkRules(w) if w.kind == "landmark" else None
 
 
 __all__ = ["BatchResult", "Emission", "LateRow", "MicroBatch", "STREAM_KINDS", "run_stream"]

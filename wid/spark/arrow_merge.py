@@ -35,9 +35,9 @@ from wid.spark import pane_merge, pane_reduce
 from wid.spark.columns import PANE, WID, field
 
 CONF = "spark.wid.paneMerge"  # "arrow" (default) or "spark" (JVM only)
-_SUMMABLE = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType)
-_ORDERABLE = (*_SUMMABLE, T.StringType, T.BooleanType, T.DateType, T.TimestampType, T.TimestampNTZType,
-              T.BinaryType, T.StructType)
+SUMMABLE = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType)
+ORDERABLE = (*SUMMABLE, T.StringType, T.BooleanType, T.DateType, T.TimestampType, T.TimestampNTZType)  # atomic
+_ORDERABLE = (*ORDERABLE, T.BinaryType, T.StructType)  # pane partials: first/last keys are structs
 _KEYS = (T.IntegralType, T.FloatType, T.DoubleType, T.StringType, T.BinaryType, T.BooleanType, T.DateType,
          T.TimestampType, T.TimestampNTZType, T.DecimalType)
 Merge = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
@@ -57,7 +57,7 @@ def _mergeable(op: pane_merge.FieldOp, types: dict[str, T.DataType]) -> bool:
     if op.op in ("moments", "count"):
         return True
     t = types[op.inputs[0]]
-    return isinstance(t, _SUMMABLE if op.op == "sum" else _ORDERABLE) and _binary_order(t)
+    return isinstance(t, SUMMABLE if op.op == "sum" else _ORDERABLE) and _binary_order(t)
 
 
 def output_type(op: pane_merge.FieldOp, name: str, types: dict[str, T.DataType]) -> T.DataType:

@@ -19,13 +19,15 @@ from wid.spark.columns import PREFIX, RANK, TS
 from wid.spec.window import Window
 
 
-def _sortable(t: T.DataType) -> bool:
+def sortable(t: T.DataType) -> bool:
+    """Can Spark order by a column of type `t`? (Not maps, variants, or
+    arrays and structs holding them.)"""
     if isinstance(t, T.MapType | T.VariantType):
         return False
     if isinstance(t, T.ArrayType):
-        return _sortable(t.elementType)
+        return sortable(t.elementType)
     if isinstance(t, T.StructType):
-        return all(_sortable(f.dataType) for f in t.fields)
+        return all(sortable(f.dataType) for f in t.fields)
     return True
 
 
@@ -34,7 +36,7 @@ def order_columns(df: DataFrame, window: Window) -> list[Column]:
     first = F.col(window.order_by or TS)
     if window.tie_breaker:
         return [first, F.col(window.tie_breaker)]
-    rest = [f.name for f in df.schema.fields if not f.name.startswith(PREFIX) and _sortable(f.dataType)]
+    rest = [f.name for f in df.schema.fields if not f.name.startswith(PREFIX) and sortable(f.dataType)]
     return [first, *[F.col(c) for c in rest]]
 
 

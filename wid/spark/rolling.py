@@ -5,16 +5,40 @@ Event times are integer microseconds, so the extent is the range frame
 ``[t - (d - 1us), t]`` ordered by ts: rows tied with t are in it, as in the
 paper and DuckDB's RANGE frame. With `every_rows = n`, only rows whose
 1-based rank (see `wid.spark.ranks`) is a multiple of n are emitted.
+
+Two forms (DESIGN.md section 6: "range frames or sorted prefix sums"):
+
+- **sorted prefix sums** (default): rows hash-partitioned by group, then
+  one vectorised `mapInArrow` step per partition merges each row's extent
+  in O(1) (`wid.spark.rolling_merge`). It needs every aggregation to merge
+  in constant space over numbers (or, for min/max/first/last, any atomic
+  type);
+- **range frame**: Spark's window function, used otherwise (order
+  statistics, HLL sketches, decimals) or when the session sets
+  ``spark.wid.paneMerge = spark``. Spark re-aggregates a moving frame's rows
+  as its lower bound moves, so its cost grows with the rows per extent.
 """
 
 from __future__ import annotations
 
+import functools
+
+from pyspark import cloudpickle
+from pyspark.sql import DataFrame
 from pyspark.sql import Window as W
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
 
+from wid.aggregates import vector
 from wid.aggregates.spark import value
+from wid.aggregates.vector import vector_agg
 from wid.errors import ConfigError
+from wid.spark import pane_merge, rolling_merge
+from wid.spark.arrow_merge import ORDERABLE, SUMMABLE, enabled
 from wid.spark.columns import PREFIX, RANK, TS
+from wid.spark.operator import extents, layout, shard, tables, time_engine
+from wid.spark.panes import by_key
 from wid.spark.plan import Ctx, Planned
 from wid.spark.ranks import with_rank
 
@@ -41,8 +65,44 @@ def rolling(ctx: Ctx) -> Planned:
     out = rows.select("*", *values)
     if w.every_rows and w.every_rows > 1:
         out = out.where((F.col(RANK) + 1) % w.every_rows == 0)
-    notes = ["range frames recompute each extent: cost grows with rows per duration"]
-    if not w.group_by:
-        notes.append("no group_by: the frame runs in one partition")
-    return Planned(out.select(*inputs, *[a.as_ for a in w.aggregations]), "range frame per group",
-                   "one extent per input row", tuple(notes))
+    out = out.select(*inputs, *[a.as_ for a in w.aggregations])
+    where_one = ("no group_by: every row is in one partition",) if not w.group_by else ()
+    fast = _prefix_sums(ctx, rows, out.schema)
+    if fast is not None:
+        if w.every_rows and w.every_rows > 1:
+            fast = fast.where((F.col(RANK) + 1) % w.every_rows == 0)
+        return Planned(fast.select(*inputs, *[a.as_ for a in w.aggregations]), "sorted prefix sums per group "
+                       "(vectorised mapInArrow)", "one extent per input row, each merged in O(1)", where_one)
+    notes = ("range frames recompute each extent: cost grows with rows per duration", *where_one)
+    return Planned(out, "range frame per group", "one extent per input row", notes)
+
+
+def _vector_ready(ctx: Ctx) -> bool:
+    """Can every aggregation run in `wid.spark.rolling_merge`?"""
+    types = {f.name: f.dataType for f in ctx.rows.schema.fields}
+    for agg in ctx.window.aggregations:
+        if agg.holistic or agg.agg == "count_distinct":
+            return False
+        allowed = ORDERABLE if agg.agg in ("min", "max", "first", "last") else SUMMABLE
+        if any(not isinstance(types[c], allowed) for c in agg.columns):
+            return False
+    return enabled(ctx.rows)
+
+
+def _prefix_sums(ctx: Ctx, rows: DataFrame, schema: T.StructType) -> DataFrame | None:
+    """`rows` with their rolling aggregates by `wid.spark.rolling_merge`, in
+    `schema` (the range frame's output, plus `TS` and, with every_rows, the
+    rank), or None when an aggregation cannot run there."""
+    if not _vector_ready(ctx):
+        return None
+    w = ctx.window
+    aggs = tuple(vector_agg(a.agg, a.column, a.column2, w.tie_breaker, a.percent, None, a.as_)
+                 for a in w.aggregations)
+    extra = [f for f in rows.schema.fields if f.name in (TS, RANK)]
+    out = T.StructType([*extra, *schema.fields])
+    for module in (rolling_merge, pane_merge, extents, time_engine, vector, tables, shard, layout):
+        cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]  # executors need no wid install
+    arrow = to_arrow_schema(out, timezone=ctx.rows.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC")
+    step = functools.partial(rolling_merge.rolling_rows, aggs=aggs, aliases=tuple(a.as_ for a in w.aggregations),
+                             keys=w.group_by, duration_us=(w.duration_ms or 0) * 1000, schema=arrow)
+    return by_key(rows, w.group_by).mapInArrow(step, out)

@@ -33,6 +33,7 @@ _KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "partition_by": ("count",),
     "order_by": ("count", "rolling"),
     "tie_breaker": ("count", "rolling"),
+    "rank_by": ("count", "rolling"),
 }
 _REQUIRED: dict[str, tuple[str, ...]] = {
     "tumbling": ("duration_ms",),
@@ -51,6 +52,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "emit": ("on_close", "on_update"),
     "on_state_cap": ("fail",),
     "crash_recovery": ("checkpoint", "none"),
+    "rank_by": ("order", "arrival"),
 }
 
 
@@ -99,12 +101,26 @@ class Window:
       `partition_by` partition; it is emitted once rank ``(w+1)*hop - 1``
       exists.
     - ``rolling``: `duration_ms`, optional `every_rows` n; one output row per
-      input row t over the group's rows u with ``t.ts - d < u.ts <= t.ts``.
+      input row t over the group's rows u with ``t.ts - d < u.ts <= t.ts``;
+      with n, only every n-th row (by rank) opens an extent.
     - ``landmark``: `hop_ms`, `landmark_ms` (epoch ms), optional
       `max_duration_ms` (Flink CUMULATE); window w is
       ``[period start, L + (w+1)*h)``.
 
     Where o is `origin_ms`, d `duration_ms`, h `hop_ms`, L `landmark_ms`.
+
+    Ranks (count windows, `every_rows`) follow `rank_by`:
+
+    - ``"order"`` (default): 0-based positions in `order_by` order (default
+      the event time), then `tie_breaker`, else every other input column. On
+      a stream `order_by` must be the event time: a rank is final once the
+      closing point passes the row (rows behind it are late).
+    - ``"arrival"``: the paper's tuple-based windows over the stream as it
+      arrives: rows of an earlier micro-batch rank before rows of a later
+      one, and within a micro-batch rows rank in the order above (Spark
+      guarantees no order inside a micro-batch; this one is deterministic on
+      replay). A row's rank is final when it arrives, so no row is late. In
+      batch the input is one arrival: ranks equal ``"order"`` ranks.
 
     Output columns: `window_start_column`, `window_end_column` (and
     `window_id_column` for count windows), then `group_by` columns (count
@@ -155,6 +171,7 @@ class Window:
     window_start_column: str = "window_start"
     window_end_column: str = "window_end"
     window_id_column: str = "window_id"
+    rank_by: Literal["order", "arrival"] = "order"
 
     def __post_init__(self) -> None:
         for name in ("group_by", "partition_by"):
@@ -178,6 +195,13 @@ class Window:
             return ()
         ids = (self.window_id_column,) if self.kind == "count" else ()
         return (self.window_start_column, self.window_end_column, *ids)
+
+    @property
+    def closing_columns(self) -> tuple[str, ...]:
+        """The columns a closing point (watermark or keyed punctuation)
+        applies per: `partition_by` for count windows (ranks count per
+        partition), else `group_by`."""
+        return self.partition_by if self.kind == "count" else self.group_by
 
     @property
     def hop_rows_or_size(self) -> int:
@@ -257,6 +281,10 @@ def _validate_kind_rules(w: Window) -> None:
         check_name("gap_column", w.gap_column)
     if w.kind == "count":
         _hop_within(w, "hop_rows", "size_rows")
+    if w.kind == "rolling" and w.rank_by == "arrival" and (w.every_rows or 1) == 1:
+        raise ConfigError("rank_by", "rank_by = 'arrival' only chooses which rows open an extent with every_rows > 1",
+                          "set every_rows, or remove rank_by")
+    _validate_rank_rules(w)
     if w.kind == "landmark" and w.max_duration_ms is not None and w.hop_ms is not None:
         if w.max_duration_ms % w.hop_ms:
             raise ConfigError(
@@ -264,6 +292,29 @@ def _validate_kind_rules(w: Window) -> None:
                 f"max_duration_ms = {w.max_duration_ms} is not a multiple of hop_ms = {w.hop_ms}",
                 "make it an integral multiple of hop_ms, as Flink's CUMULATE requires",
             )
+
+
+def _validate_rank_rules(w: Window) -> None:
+    """Late rows cannot reopen what ranks decide: under ``rank_by = "order"``
+    a late row takes a rank before rows already emitted and shifts every
+    later rank, so every window (or every n-th row) after it would change
+    identity, not just value. Rolling extents are by time, so reopen works
+    for them unless every_rows picks rows by order rank."""
+    ranked = w.kind == "count" or (w.kind == "rolling" and (w.every_rows or 1) > 1 and w.rank_by == "order")
+    if not ranked:
+        return
+    if w.late_data == "reopen":
+        if w.kind == "count" and w.rank_by == "arrival":
+            why = "under rank_by = 'arrival' no row is ever late, so there is nothing to reopen"
+        else:
+            why = ("a late row would take a rank before rows already emitted and shift every later rank, "
+                   "so every window after it would change, not only the one it falls in")
+        raise ConfigError("late_data", f"late_data = 'reopen' is not defined for {w.kind} windows ranked by "
+                          f"{w.rank_by}: {why}", "use late_data = 'dlq' to keep late rows, or 'drop'")
+    if w.kind == "rolling" and w.emit == "on_update":
+        raise ConfigError("emit", "emit = 'on_update' with every_rows > 1 and rank_by = 'order': whether a row "
+                          "opens an extent is only known once the closing point passes it, so there is no "
+                          "partial value to emit", "use rank_by = 'arrival', or emit = 'on_close'")
 
 
 def _validate_time(w: Window) -> None:
@@ -297,6 +348,14 @@ def _validate_lateness(w: Window) -> None:
         )
     if w.punctuation is not None and not isinstance(w.punctuation, Punctuation):
         raise ConfigError("punctuation", "must be a Punctuation")
+    if w.punctuation is not None:
+        keys = w.closing_columns
+        outside = [c for c in w.punctuation.scope if c not in keys]
+        if outside:
+            what = "partition_by (ranks are counted per partition)" if w.kind == "count" else "group_by"
+            raise ConfigError("punctuation.scope", f"column '{outside[0]}' is not in {what}, so a keyed "
+                              "punctuation could not say which windows it closes",
+                              f"use columns of {what.split(' ')[0]}, or an empty scope")
 
 
 def _validate_output_names(w: Window) -> None:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,6 +25,17 @@ from wid.spec.window import Window
 Row = dict[str, Any]
 
 
+def micro_batches(rows: list[Row], rng: random.Random, cuts: int, disorder_ms: int) -> list[MicroBatch]:
+    """`rows` (each with an integer ``ts``) shuffled by up to `disorder_ms`,
+    cut at up to `cuts` random places into micro-batches 7 ms apart, each
+    row from source ``a`` or ``b`` at random."""
+    rows = sorted(rows, key=lambda r: r["ts"] + rng.randrange(disorder_ms + 1))
+    n = len(rows)
+    bounds = [0, *sorted(rng.sample(range(n + 1), min(n + 1, cuts))), n]
+    return [MicroBatch([(rng.choice("ab"), r) for r in rows[a:b]], i * 7)
+            for i, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False))]
+
+
 class LocalOperator:
     """The operator's shards over in-memory stores."""
 
@@ -31,8 +43,10 @@ class LocalOperator:
                  is_punctuation: Callable[[Any], bool] = lambda _: False) -> None:
         self.window, self.schema, self.is_punctuation = window, schema, is_punctuation
         self.spec = operator_spec(window, pipeline="test", shards=shards,
-                                  dead_letter_columns=tuple(schema.names) if window.late_data == "dlq" else ())
+                                  dead_letter_columns=tuple(schema.names) if window.late_data == "dlq" else (),
+                                  input_columns=tuple(schema.names))
         self.stores = [MemoryStore() for _ in range(shards)]
+        self.held: list[int] = []  # after each batch: state rows held over all shards (`Engine.held`)
 
     def run(self, batches: Sequence[MicroBatch]) -> list[BatchResult]:
         return [self.step(b) for b in batches]
@@ -52,7 +66,7 @@ class LocalOperator:
                     continue
             time_col = (w.punctuation.time_column if punct and w.punctuation else None) or w.event_time_column or ""
             ts = event_time_us(row.get(time_col), w.event_time_unit)
-            scope = w.punctuation.scope if w.punctuation and w.punctuation.scope else w.group_by
+            scope = w.punctuation.scope if w.punctuation and w.punctuation.scope else w.closing_columns
             full = {c: row.get(c) for c in self.schema.names}
             rows.append({**full, **{ORIGINAL + c: v for c, v in full.items() if c in self.spec.dead_letter_columns},
                          TS: None if punct else ts, PTIME: ts if punct else None, SRC: source, PUNCT: punct,
@@ -64,6 +78,7 @@ class LocalOperator:
 
     def step(self, batch: MicroBatch) -> BatchResult:
         out = BatchResult()
+        held = 0
         table = self._table(batch, out)
         scoped = bool(self.window.punctuation and self.window.punctuation.scope)
         sources, batch_ms = read_summaries([__import__("json").dumps(summarize(table, scoped))]) if table.num_rows \
@@ -76,16 +91,27 @@ class LocalOperator:
                                  r["_wid_reason"]) for r in (shard.late.to_pylist() if shard.late is not None else [])]
             out.rows_late_dropped += shard.stats["late_dropped"]
             out.watermark_us = shard.stats["watermark_us"]
+            held += shard.stats["state_groups"]
+        self.held.append(held)
         return out
 
     def _emissions(self, windows: pa.Table | None, retractions: pa.Table | None) -> list[Emission]:
         w = self.window
-        found = []
-        for r in windows.to_pylist() if windows is not None else []:
-            row = {w.window_start_column: r[START], w.window_end_column: r[END],
-                   **{k: r[k] for k in w.group_by}, **{a.as_: r[a.as_] for a in w.aggregations}}
-            found.append(Emission(row, final=r[FINAL]))
+        found = [Emission(emission_row(w, r, self.schema.names), final=r[FINAL])
+                 for r in (windows.to_pylist() if windows is not None else [])]
         for r in retractions.to_pylist() if retractions is not None else []:
             row = {w.window_start_column: r[START], w.window_end_column: None, **{k: r[k] for k in w.group_by}}
             found.append(Emission(row, final=False, retract=True))
         return found
+
+
+def emission_row(w: Window, r: dict[str, Any], columns: Sequence[str]) -> dict[str, Any]:
+    """An operator window row as the oracle's emission row: bounds (and a
+    count window's id), keys, aggregates; a rolling row is its input
+    `columns` and the aggregates."""
+    aggs = {a.as_: r[a.as_] for a in w.aggregations}
+    if w.kind == "rolling":
+        return {**{c: r[c] for c in columns}, **aggs}
+    ids = {w.window_id_column: r[w.window_id_column]} if w.kind == "count" else {}
+    return {w.window_start_column: r[START], w.window_end_column: r[END], **ids,
+            **{k: r[k] for k in w.key_columns}, **aggs}

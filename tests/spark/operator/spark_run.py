@@ -7,16 +7,18 @@ from __future__ import annotations
 import json
 import os
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 import wid
+from tests.spark.operator.harness import emission_row
 from wid.semantics.stream_oracle import BatchResult, Emission, LateRow, MicroBatch
 from wid.spark.operator.output import KIND, STATS
 from wid.spark.operator.tables import ORIGINAL, SRC
-from wid.spark.operator.time_engine import END, FINAL, START
+from wid.spark.operator.time_engine import FINAL, START
 from wid.spec.window import Window
 
 
@@ -53,19 +55,18 @@ def run_on_spark(spark: Any, root: Path, batches: list[MicroBatch], window: Wind
     query = (result.operator.writeStream.foreachBatch(handle).option("checkpointLocation", str(root / "ck"))
              .trigger(availableNow=True).start())
     query.awaitTermination()
-    return [to_result(seen[b], window) for b in sorted(seen)]
+    return [to_result(seen[b], window, schema.names) for b in sorted(seen)]
 
 
-def to_result(rows: list[dict[str, Any]], window: Window) -> BatchResult:
+def to_result(rows: list[dict[str, Any]], window: Window, columns: Sequence[str] = ()) -> BatchResult:
     """One micro-batch of operator output as a `BatchResult` (rows_in counts
-    the data rows the shards saw: rejected rows are not in this output)."""
+    the data rows the shards saw: rejected rows are not in this output;
+    `columns` are the input columns a rolling row carries)."""
     out = BatchResult()
     for r in rows:
         kind = r[KIND]
         if kind == "w":
-            row = {window.window_start_column: r[START], window.window_end_column: r[END],
-                   **{k: r[k] for k in window.group_by}, **{a.as_: r[a.as_] for a in window.aggregations}}
-            out.emitted.append(Emission(row, final=r[FINAL]))
+            out.emitted.append(Emission(emission_row(window, r, columns), final=r[FINAL]))
         elif kind == "r":
             row = {window.window_start_column: r[START], window.window_end_column: None,
                    **{k: r[k] for k in window.group_by}}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.spark.operator.harness import LocalOperator
+from tests.spark.operator.harness import LocalOperator, micro_batches
 from tests.transcript import Transcript, all_transcripts, is_punctuation, schema_of
 from wid.spark.operator.engines import KINDS
 
@@ -62,12 +62,7 @@ def streams(draw: st.DrawFn) -> list[MicroBatch]:
     rows = [{"k": rng.choice("abc"), "ts": i * 2 + rng.randrange(4) - 30,
              "v": rng.choice([None, float(rng.randrange(-9, 9))]), "w": rng.choice([None, rng.randrange(0, 5)])}
             for i in range(n)]
-    disorder = draw(st.sampled_from([0, 10, 60]))
-    rows.sort(key=lambda r: r["ts"] + rng.randrange(disorder + 1))
-    cuts = sorted(rng.sample(range(n + 1), min(n + 1, draw(st.integers(0, 5)))))
-    bounds = [0, *cuts, n]
-    return [MicroBatch([(rng.choice("ab"), r) for r in rows[a:b]], i * 7)
-            for i, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False))]
+    return micro_batches(rows, rng, draw(st.integers(0, 5)), draw(st.sampled_from([0, 10, 60])))
 
 
 def _key(window: Window, e: Any) -> tuple[Any, ...]:

@@ -19,7 +19,9 @@ from tests.transcript import HERE, load, schema_of
 from wid.spark.operator.output import KIND, STATS
 
 ON_SPARK = ["hopping_generous_reopen", "hopping_consistent_dlq", "keyed_punctuation", "global_punctuation",
-            "tumbling_on_update", "session_on_update", "session_reopen"]
+            "tumbling_on_update", "session_on_update", "session_reopen", "count_partitioned_dlq",
+            "count_arrival_on_update", "rolling_reopen_on_update", "rolling_every_2_by_order",
+            "landmark_generous_drop", "landmark_reopen_on_update"]  # (rejected rows never reach the operator)
 
 
 @pytest.mark.parametrize("name", ON_SPARK)
@@ -137,3 +139,17 @@ def test_timestamp_event_times_and_late_rows_as_json(spark: Any, tmp_path: Path)
     assert sorted((g["k"], g["n"], g["last_ts"].replace(tzinfo=None)) for g in got) == want
     assert [json.loads(d["row_json"]) for d in dead] == [{"k": "a", "ts": "2024-03-01T12:00:02.000Z"}]
     assert [d["reason"] for d in dead] == ["late: its window was already emitted"]
+
+
+from tests.spark.operator import test_extent_engines as extents  # noqa: E402
+from tests.transcript import is_punctuation  # noqa: E402
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck),
+          phases=[Phase.explicit, Phase.reuse, Phase.generate])
+@given(window=extents.specs(), batches=extents.streams())
+def test_spark_runs_count_rolling_and_landmark_as_the_oracle(spark: Any, tmp_path_factory: Any, window: Any,
+                                                             batches: list[MicroBatch]) -> None:
+    batches = [MicroBatch([("a", r) for _, r in b.rows], b.batch_ms) for b in extents.full(batches) if b.rows]
+    got = run_on_spark(spark, tmp_path_factory.mktemp("op"), batches, window, extents.SCHEMA)
+    extents.assert_same_results(window, got, run_stream(batches, window, is_punctuation))

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from wid.spark.operator.count_engine import CountEngine
+from wid.spark.operator.landmark_engine import LandmarkEngine
 from wid.spark.operator.layout import OperatorSpec
+from wid.spark.operator.rolling_engine import RollingEngine
 from wid.spark.operator.session_engine import SessionEngine
 from wid.spark.operator.shard import Engine, Store
 from wid.spark.operator.time_engine import TimeEngine
 
-KINDS = ("tumbling", "hopping", "session")
+KINDS = ("tumbling", "hopping", "session", "count", "rolling", "landmark")
 
 
 def make_engine(spec: OperatorSpec, store: Store) -> Engine:
@@ -17,6 +20,12 @@ def make_engine(spec: OperatorSpec, store: Store) -> Engine:
         return TimeEngine(spec, store)
     if spec.kind == "session":
         return SessionEngine(spec, store)
+    if spec.kind == "count":
+        return CountEngine(spec, store)
+    if spec.kind == "rolling":
+        return RollingEngine(spec, store)
+    if spec.kind == "landmark":
+        return LandmarkEngine(spec, store)
     raise ValueError(f"the WID operator does not run kind = '{spec.kind}'")
 
 

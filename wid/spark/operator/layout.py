@@ -41,6 +41,52 @@ class Geometry:
 
 
 @dataclass(frozen=True)
+class Ranking:
+    """How rows are ranked (count windows, `every_rows`): ``by`` is
+    ``"order"`` (final once the closing point passes a row) or ``"arrival"``
+    (earlier micro-batches first, final on arrival); `order` names the
+    columns of the rank order within that, in SQL order (`TS` first for
+    ``"order"``)."""
+
+    by: str
+    order: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CountShape:
+    """Count windows: `size` and `hop` rows, ranks per `partition_by`, the
+    window id written to `id_column`."""
+
+    size: int
+    hop: int
+    partition_by: tuple[str, ...]
+    ranking: Ranking
+    id_column: str = "window_id"
+
+
+@dataclass(frozen=True)
+class RollingShape:
+    """Rolling windows over ``(ts - duration, ts]``; with `every_rows` n only
+    every n-th row (by `ranking`) opens an extent; `columns` are the input
+    columns every output row carries, in input order."""
+
+    duration_us: int
+    every_rows: int
+    ranking: Ranking
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LandmarkShape:
+    """Landmark windows from `landmark_us` growing by `hop_us`, restarting
+    every `max_duration_us` if set (Flink's CUMULATE)."""
+
+    landmark_us: int
+    hop_us: int
+    max_duration_us: int | None = None
+
+
+@dataclass(frozen=True)
 class OperatorSpec:
     """A window, as the operator's shards see it. Times in microseconds,
     batch timestamps and idleness in milliseconds."""
@@ -63,6 +109,9 @@ class OperatorSpec:
     pipeline: str = "wid"
     shards: int = 1
     dead_letter_columns: tuple[str, ...] = ()
+    count: CountShape | None = None
+    rolling: RollingShape | None = None
+    landmark: LandmarkShape | None = None
 
     @property
     def reopen(self) -> bool:
@@ -82,4 +131,4 @@ def geometry_of(kind: str, duration_ms: int | None, hop_ms: int | None, origin_m
     return Geometry(p, d // p, h // p, origin_ms * US)
 
 
-__all__ = ["Geometry", "OperatorSpec", "geometry_of"]
+__all__ = ["CountShape", "Geometry", "LandmarkShape", "OperatorSpec", "Ranking", "RollingShape", "geometry_of"]

@@ -33,16 +33,21 @@ from wid.aggregates.vector import vector_agg
 from wid.spark import pane_merge
 from wid.spark.columns import PREFIX, REASON
 from wid.spark.operator import (
+    count_engine,
     engines,
+    extents,
+    landmark_engine,
     layout,
     output,
     packing,
     processor,
+    rolling_engine,
     session_engine,
     shard,
     tables,
     time_engine,
 )
+from wid.spark.operator.extent_plan import check_stream, extent_columns, extent_shapes, unordered
 from wid.spark.operator.layout import OperatorSpec, geometry_of
 from wid.spark.operator.output import KIND, STATS, unpack
 from wid.spark.operator.packing import BATCH_MS, KEY, PACKED, SHARD, pack
@@ -57,12 +62,15 @@ ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvi
 SHARDS_CONF = "spark.wid.operator.shards"
 REASON_COLUMN = "_wid_reason"
 _SHIPPED = (tables, layout, shard, time_engine, session_engine, engines, packing, output, processor, pane_merge,
-            wid.aggregates.vector, wid.semantics.watermark, wid.semantics.timeunits)
+            wid.aggregates.vector, wid.semantics.watermark, wid.semantics.timeunits, extents, count_engine,
+            rolling_engine, landmark_engine)
 
 
-def operator_spec(window: Window, *, pipeline: str, shards: int,
-                  dead_letter_columns: tuple[str, ...] = ()) -> OperatorSpec:
-    """What the operator's shards need to know of `window`."""
+def operator_spec(window: Window, *, pipeline: str, shards: int, dead_letter_columns: tuple[str, ...] = (),
+                  input_columns: tuple[str, ...] = (), unordered: tuple[str, ...] = ()) -> OperatorSpec:
+    """What the operator's shards need to know of `window`; `input_columns`
+    (in order, `unordered` those Spark cannot sort) shape count and rolling
+    windows (`wid.spark.operator.extent_plan`)."""
     w = window
     aggs = tuple(vector_agg(a.agg, a.column, a.column2, w.tie_breaker, a.percent, a.max_distinct_values_per_group,
                             a.as_) for a in w.aggregations)
@@ -76,7 +84,7 @@ def operator_spec(window: Window, *, pipeline: str, shards: int,
         allowed_us=(w.allowed_lateness_ms or 0) * US if w.late_data == "reopen" else 0,
         late_mode=w.late_mode, late_data=w.late_data, emit=w.emit, idleness_ms=w.source_idleness_ms,
         max_groups=w.max_groups_per_window, pipeline=pipeline, shards=shards,
-        dead_letter_columns=dead_letter_columns)
+        dead_letter_columns=dead_letter_columns, **extent_shapes(window, input_columns, unordered))
 
 
 @dataclass(frozen=True)
@@ -102,19 +110,19 @@ def shard_keys(spark: SparkSession, shards: int, partitions: int) -> list[int]:
     return keys
 
 
-def _needed(window: Window) -> list[str]:
-    cols = [*window.group_by, window.tie_breaker, window.gap_column]
-    cols += [c for a in window.aggregations for c in a.columns]
+def _needed(window: Window, originals: list[str]) -> list[str]:
+    cols = [*window.key_columns, window.tie_breaker, window.gap_column, window.order_by]
+    cols += [c for a in window.aggregations for c in a.columns] + extent_columns(window, originals)
     return list(dict.fromkeys(c for c in cols if c))
 
 
 def _data_rows(prepared: DataFrame, window: Window, source: str, dead_letter: bool) -> DataFrame:
     good = prepared.where(F.col(REASON).isNull())
-    cols: list[Column] = [F.col(c) for c in _needed(window)]
+    originals = [c for c in prepared.columns if not c.startswith(PREFIX)]
+    cols: list[Column] = [F.col(c) for c in _needed(window, originals)]
     cols += [F.col(TS).alias(TS), F.lit(source).alias(SRC), F.lit(False).alias(PUNCT),
              F.lit(None).cast("long").alias(PTIME)]
     if dead_letter:
-        originals = [c for c in prepared.columns if not c.startswith(PREFIX)]
         cols += [F.col(c).alias(ORIGINAL + c) for c in originals]
         cols.append(F.nullif(F.input_file_name(), F.lit("")).alias(FILE))
     return good.select(*cols)
@@ -137,7 +145,9 @@ def _output_schema(spark: SparkSession, prepared: DataFrame, window: Window, dea
     probe = window_result(spark.createDataFrame([], T.StructType(originals)), window).output.schema
     fields = [T.StructField(KIND, T.StringType()), T.StructField(START, T.LongType()),
               T.StructField(END, T.LongType()), T.StructField(FINAL, T.BooleanType())]
-    fields += [T.StructField(c, probe[c].dataType) for c in (*window.group_by, *(a.as_ for a in window.aggregations))]
+    bounds = (window.window_start_column, window.window_end_column)
+    # (count: the id,) keys (rolling: every input), aliases; nullable: other kinds of rows leave them NULL
+    fields += [T.StructField(f.name, f.dataType) for f in probe.fields if f.name not in bounds]
     if dead_letter:
         fields += [T.StructField(ORIGINAL + f.name, f.dataType) for f in originals]
         fields += [T.StructField(c, T.StringType()) for c in (SRC, FILE, REASON_COLUMN)]
@@ -156,11 +166,15 @@ def compile_operator(prepared_by: Mapping[str, DataFrame], punctuations_by: Mapp
     shards = int(spark.conf.get(SHARDS_CONF, str(partitions)) or partitions)
     dead_letter = window.late_data == "dlq"
     originals = tuple(c for c in first.columns if not c.startswith(PREFIX)) if dead_letter else ()
-    spec = operator_spec(window, pipeline=pipeline, shards=shards, dead_letter_columns=originals)
+    inputs = T.StructType([f for f in first.schema.fields if not f.name.startswith(PREFIX)])
+    check_stream(window, inputs)
+    spec = operator_spec(window, pipeline=pipeline, shards=shards, dead_letter_columns=originals,
+                         input_columns=tuple(inputs.fieldNames()), unordered=tuple(unordered(inputs)))
     parts = [_data_rows(p, window, name, dead_letter) for name, p in prepared_by.items()]
     parts += [_punctuation_rows(f, window, name) for name, f in punctuations_by.items()]
     rows = functools.reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts)
-    keys = window.punctuation.scope if window.punctuation is not None and window.punctuation.scope else window.group_by
+    keys = window.punctuation.scope if window.punctuation is not None and window.punctuation.scope else \
+        window.closing_columns
     shard_of = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(shards)) if keys else F.lit(0)
     rows = rows.withColumn(SHARD, shard_of.cast("long")).withColumn(BATCH_MS, F.unix_millis(F.current_timestamp()))
     for module in _SHIPPED:
@@ -188,11 +202,16 @@ __all__ = ["OperatorPlan", "ROCKSDB", "SHARDS_CONF", "compile_operator", "operat
 
 def windows_of(rows: DataFrame, window: Window) -> DataFrame:
     """The window rows among the operator's output, in DESIGN.md section 3's
-    columns (timestamps), plus ``is_final`` with ``emit = "on_update"``."""
+    columns (timestamps; a rolling row is its input columns and the
+    aliases), plus ``is_final`` with ``emit = "on_update"``."""
     from wid.spark.plan import assemble
 
     extra = (F.col(FINAL).alias(FINAL_COLUMN),) if window.emit == "on_update" else ()
-    return assemble(rows.where(F.col(KIND) == "w"), window, F.col(START), F.col(END), extra=extra)
+    windows = rows.where(F.col(KIND) == "w")
+    if window.kind == "rolling":
+        return windows.select(*[c for c in rows.columns if not c.startswith(PREFIX)], *extra)
+    wid = F.col(window.window_id_column) if window.kind == "count" else None
+    return assemble(windows, window, F.col(START), F.col(END), wid=wid, extra=extra)
 
 
 def retractions_of(rows: DataFrame, window: Window) -> DataFrame:

@@ -1,0 +1,163 @@
+"""Rolling windows: wid batch, wid streaming (the WID operator) and Spark
+SQL's range-frame window function, on the same data (issue 5's benchmark).
+
+    python -m benchmarks.stream_rolling [--rows 5000000] [--keys 1000] [--files 16] [--per-trigger 2]
+
+Data: `rows` events with uniform event times over one day (about 208 rows
+per key per hour at 5M rows and 1,000 keys, nearly all at distinct
+microseconds), `keys` integer keys, a double `v`. Query: per key, for
+every row, count, sum, min, max and avg of `v` over the hour before it,
+``(t - 1 h, t]``:
+
+- wid batch: ``wid.aggregate`` of a ``rolling`` window (sorted prefix sums);
+- Spark: ``... OVER (PARTITION BY k ORDER BY ts_us RANGE BETWEEN
+  3599999999 PRECEDING AND CURRENT ROW)``;
+- wid streaming: the same window on a stream of `files` Parquet files in
+  event-time order, `per-trigger` per micro-batch, lateness 0, a final
+  punctuation closing the last rows; outputs to Spark's ``noop`` sink.
+
+All three must give the same rows (count and checksums of every
+aggregate) before timings are reported. Batch timings: median of
+`repeats` runs after a warm-up (`benchmarks.harness.timed`); streaming:
+one available-now run after an untimed warm-up on a small stream. Also
+reported: the operator's peak state (bins plus rows awaiting their output)
+per key, against the bins one hour can hold. Targets: wid batch >= 1.0x
+Spark's window function; streaming throughput >= 0.5x wid batch; state per
+key bounded by the bins in the range.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+import wid
+from benchmarks.batch_windows import AGGS
+from benchmarks.harness import events, machine, session, timed
+from wid.spark.operator.output import KIND, STATS
+from wid.spark.operator.plan import windows_of
+from wid.spec import Punctuation, Window
+
+HOUR_MS = 3_600_000
+FAR_US = 4_000_000_000_000_000  # a punctuation time after every event (year 2096)
+
+
+def window(punctuation: bool = False) -> Window:
+    return Window(kind="rolling", duration_ms=HOUR_MS, event_time_column="ts", group_by=["k"], aggregations=AGGS,
+                  max_groups_per_window=1_000_000, punctuation=Punctuation("punct") if punctuation else None)
+
+
+def spark_sql(df: DataFrame) -> DataFrame:
+    """Spark's own window function over the same frame."""
+    df.createOrReplaceTempView("bench_rolling")
+    frame = f"(PARTITION BY k ORDER BY ts_us RANGE BETWEEN {HOUR_MS * 1000 - 1} PRECEDING AND CURRENT ROW)"
+    return df.sparkSession.sql(f"""SELECT k, ts, v, count(*) OVER w AS n, sum(v) OVER w AS s, min(v) OVER w AS lo,
+        max(v) OVER w AS hi, avg(v) OVER w AS mean FROM bench_rolling WINDOW w AS {frame}""")
+
+
+def checksum(df: DataFrame) -> tuple[int, float, float, float, float, float]:
+    row = df.agg(F.count("*"), F.sum("n"), F.sum("s"), F.sum("lo"), F.sum("hi"), F.sum("mean")).first()
+    assert row is not None
+    return int(row[0]), float(row[1] or 0), float(row[2] or 0), float(row[3] or 0), float(row[4] or 0), float(row[5] or 0)
+
+
+def same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    return a[0] == b[0] and all(math.isclose(x, y, rel_tol=1e-9) for x, y in zip(a[1:], b[1:], strict=True))
+
+
+def land(spark: Any, df: DataFrame, files: int, path: Path) -> None:
+    """`df` as Parquet files in event-time order, then one file holding a
+    punctuation row that closes every extent."""
+    rows = df.select("k", "ts", "v", F.lit(None).cast("boolean").alias("punct"))
+    rows.repartitionByRange(files, "ts").sortWithinPartitions("ts").write.parquet(str(path))
+    last = spark.range(1).select(F.lit(None).cast("int").alias("k"), F.timestamp_micros(F.lit(FAR_US)).alias("ts"),
+                                 F.lit(None).cast("double").alias("v"), F.lit(True).alias("punct"))
+    last.write.mode("append").parquet(str(path / "zz-punctuation"))
+
+
+def run_stream(spark: Any, path: Path, per_trigger: int, checkpoint: str) -> dict[str, Any]:
+    """The WID operator over the landing files: seconds, checksum of the
+    emitted rows, peak state rows (all shards) after any micro-batch."""
+    schema = spark.read.parquet(str(path)).schema
+    stream = spark.readStream.schema(schema).option("maxFilesPerTrigger", per_trigger).option(
+        "recursiveFileLookup", "true").parquet(str(path))
+    result = wid.window_result(stream, window(punctuation=True))
+    assert result.operator is not None, result.planned.form
+    sums = [0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    peak = [0]
+
+    def handle(df: DataFrame, _: int) -> None:
+        df = df.persist()
+        rows = windows_of(df, window(punctuation=True))
+        got = checksum(rows)
+        for i, x in enumerate(got):
+            sums[i] += x
+        rows.write.format("noop").mode("overwrite").save()
+        stats = [json.loads(r[0]) for r in df.where(F.col(KIND) == "s").select(STATS).collect()]
+        peak[0] = max(peak[0], sum(s["state_groups"] for s in stats))
+        df.unpersist()
+
+    started = time.perf_counter()
+    query = (result.operator.writeStream.foreachBatch(handle).option("checkpointLocation", checkpoint)
+             .trigger(availableNow=True).start())
+    query.awaitTermination()
+    return {"seconds": time.perf_counter() - started, "checksum": tuple(sums), "peak_state_rows": peak[0]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=5_000_000)
+    parser.add_argument("--keys", type=int, default=1000)
+    parser.add_argument("--files", type=int, default=16)
+    parser.add_argument("--per-trigger", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    spark = session()
+    work = Path(tempfile.mkdtemp(prefix="wid-rolling-bench-"))
+    df = events(spark, args.rows, args.keys)
+
+    ours = timed(lambda: wid.aggregate(df, window()), args.repeats)
+    theirs = timed(lambda: spark_sql(df), args.repeats)
+    want = checksum(spark_sql(df))
+    got = checksum(wid.aggregate(df, window()))
+    assert same(got, want), (got, want)
+
+    land(spark, events(spark, 20_000, args.keys, seed=7), 2, work / "warm")
+    run_stream(spark, work / "warm", 1, str(work / "ck-warm"))  # untimed: JIT, Python workers, imports
+    land(spark, df, args.files, work / "land")
+    streamed = run_stream(spark, work / "land", args.per_trigger, str(work / "ck"))
+    assert same(streamed["checksum"], want), (streamed["checksum"], want)
+
+    per_key_hour = args.rows / args.keys / 24
+    results = {
+        "wid_batch_s": ours["median_s"], "spark_window_s": theirs["median_s"], "wid_stream_s": streamed["seconds"],
+        "batch_ratio": theirs["median_s"] / ours["median_s"],
+        "stream_vs_batch": ours["median_s"] / streamed["seconds"],
+        "peak_state_rows_per_key": streamed["peak_state_rows"] / args.keys, "rows_per_key_per_hour": per_key_hour,
+        "runs": {"wid_batch": ours["runs_s"], "spark_window": theirs["runs_s"]}}
+    print(f"  wid batch (prefix sums)     {ours['median_s']:8.2f} s  {args.rows / ours['median_s']:12,.0f} rows/s")
+    print(f"  Spark window function       {theirs['median_s']:8.2f} s  {args.rows / theirs['median_s']:12,.0f} rows/s")
+    print(f"  wid streaming (operator)    {streamed['seconds']:8.2f} s  {args.rows / streamed['seconds']:12,.0f} rows/s")
+    print(f"  wid batch / Spark window function: {results['batch_ratio']:.2f}x faster (target >= 1.0)")
+    print(f"  wid streaming / wid batch throughput: {results['stream_vs_batch']:.2f}x (target >= 0.5)")
+    print(f"  peak operator state per key: {results['peak_state_rows_per_key']:.0f} rows (bins + rows awaiting "
+          f"output); one hour holds about {per_key_hour:.0f} rows per key, each at its own microsecond")
+    print(f"machine: {machine()}; {args.rows:,} rows, {args.keys:,} keys, local[2], {args.files} files, "
+          f"{args.per_trigger} per trigger; checksums equal: {want}")
+    out = Path(__file__).parent / "results" / f"stream_rolling_{args.keys}.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps({"machine": machine(), **vars(args), "results": results}, indent=2, default=str))
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

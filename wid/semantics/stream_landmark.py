@@ -1,0 +1,115 @@
+"""Landmark windows on a stream: the streaming oracle's rules for them
+(DESIGN.md section 3; with `max_duration_ms`, Flink's CUMULATE).
+
+Window w of a group is ``[period start, L + (w+1)*h)``; a row of pane
+``q = floor((ts - L)/h)`` lies in windows ``q .. E(q)`` where E is the last
+window of its period (none without `max_duration_ms`: landmark windows grow
+for ever). Window w *takes rows* while the group's closing point C is below
+``end(w) + A`` (A = `allowed_lateness_ms` under ``reopen``, else 0), as for
+hopping windows, and the paper's two modes apply (Li et al., section 5):
+
+- ``consistent``: a row is late when its first window q no longer takes
+  rows (then none before E does);
+- ``generous``: a row is late when its last window E no longer takes rows
+  (never, without `max_duration_ms`); it counts in the windows from
+  ``w0 = max(q, floor((C - A - L)/h))``, the first that still takes rows.
+
+So an accepted row counts in windows ``w0 .. E``. Per batch, with closing
+points C before and C' after it:
+
+- window w of a group emits (final) when its end passes into ``(C, C']``
+  and some accepted row of the group counts in it: every group that has
+  rows in a period emits every hop of that period, with no new row needed;
+- ``reopen``: an emitted window that took a row in this batch re-emits,
+  corrected (at most A/h windows per row);
+- ``emit = "on_update"``: a row touches the open windows from its w0 up to
+  the group's *frontier*, the latest w0 of any of its rows (so at most the
+  disorder span over h windows, never the unbounded future), within its
+  period.
+
+Batch equality: batch emits up to the window holding the latest event
+time; a stream whose closing point reaches that window's end has emitted
+exactly the batch windows as final.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from wid.semantics.oracle import window_row
+from wid.semantics.stream_types import TS, Accepted, Emission, Group
+from wid.semantics.timeunits import ms_to_us
+from wid.semantics.windowing import Landmark
+from wid.spec.window import Window
+
+
+class LandmarkRules:
+    """`wid.semantics.stream_types.ExtentRules` of landmark windows."""
+
+    def __init__(self, w: Window) -> None:
+        self.w = w
+        self.assigner = Landmark(ms_to_us(w.hop_ms or 0), ms_to_us(w.landmark_ms or 0),
+                                 None if w.max_duration_ms is None else ms_to_us(w.max_duration_ms))
+        self.allowed = ms_to_us(w.allowed_lateness_ms or 0) if w.late_data == "reopen" else 0
+
+    def _end(self, wid: int) -> int:
+        return self.assigner.bounds(wid)[1]
+
+    def _takes(self, wid: int, closed: int | None) -> bool:
+        return closed is None or closed < self._end(wid) + self.allowed
+
+    def is_late(self, ts: int, closed: int | None) -> bool:
+        q = self.assigner.pane(ts)
+        if self.w.late_mode == "consistent":
+            return not self._takes(q, closed)
+        last = self.assigner.period_end_wid(q)
+        return last is not None and not self._takes(last, closed)
+
+    def first_window(self, ts: int, closed: int | None) -> int:
+        q = self.assigner.pane(ts)
+        if closed is None:
+            return q
+        return max(q, (closed - self.allowed - self.assigner.landmark_us) // self.assigner.hop_us)
+
+    def _closed_range(self, closed: int | None) -> int | None:
+        """The last window whose end is at or before `closed` (None: none is)."""
+        if closed is None:
+            return None
+        return (closed - self.assigner.landmark_us) // self.assigner.hop_us - 1
+
+    def _windows(self, members: Sequence[Accepted], index: int, prev: int | None, now: int | None) -> set[int]:
+        """The windows of one group to emit after batch `index`."""
+        hi_now, hi_prev = self._closed_range(now), self._closed_range(prev)
+        frontier = max(a.first_window for a in members)
+        out: set[int] = set()
+        for a in members:
+            last = self.assigner.period_end_wid(a.first_window)
+            top = hi_now if last is None or hi_now is None else min(last, hi_now)
+            if top is not None:
+                low = a.first_window if hi_prev is None else max(a.first_window, hi_prev + 1)
+                out.update(range(low, top + 1))  # closing now
+                if a.batch == index and self.w.late_data == "reopen":
+                    out.update(range(a.first_window, top + 1))  # closed and touched: corrected
+            if a.batch == index and self.w.emit == "on_update":
+                bound = frontier if last is None else min(last, frontier)
+                out.update(range(a.first_window if hi_now is None else max(a.first_window, hi_now + 1), bound + 1))
+        return out
+
+    def emit(self, key: Group, members: Sequence[Accepted], index: int, prev: int | None,
+             now: int | None) -> list[Emission]:
+        w = self.w
+        out = []
+        for wid in sorted(self._windows(members, index, prev, now)):
+            extent = [a.row for a in members if a.first_window <= wid <= self._last(a)]
+            start, end = self.assigner.bounds(wid)
+            head = {w.window_start_column: start, w.window_end_column: end,
+                    **dict(zip(w.group_by, key, strict=True))}
+            out.append(Emission(window_row(w, head, extent), final=now is not None and end <= now))
+        return out
+
+    def _last(self, a: Accepted) -> int | float:
+        last = self.assigner.period_end_wid(self.assigner.pane(a.row[TS]))
+        return float("inf") if last is None else last
+
+
+__all__ = ["LandmarkRules"]

@@ -1,0 +1,107 @@
+"""The values the streaming oracle takes and gives (`wid.semantics.stream_oracle`):
+micro-batches in, per-batch results out, and the accepted rows the rules of
+each window kind work on."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from wid.semantics.oracle import DeadLetter
+
+Row = Mapping[str, Any]
+Group = tuple[Any, ...]
+TS = "__wid_ts_us"
+
+
+@dataclass(frozen=True)
+class MicroBatch:
+    """One micro-batch: ``(source name, row)`` pairs and the batch
+    timestamp in epoch milliseconds (what idleness is measured on)."""
+
+    rows: Sequence[tuple[str, Row]]
+    batch_ms: int = 0
+
+
+@dataclass(frozen=True)
+class Emission:
+    """An output row (window bounds in epoch microseconds, then the group
+    columns and aggregates, as in batch; a rolling row is its input row and
+    the aggregates). `final` is False for a partial ``on_update`` value;
+    `retract` means: delete this row's natural key."""
+
+    row: dict[str, Any]
+    final: bool = True
+    retract: bool = False
+
+
+@dataclass(frozen=True)
+class LateRow:
+    """A row sent to the dead letter because it was late."""
+
+    source: str
+    row: Row
+    reason: str
+
+
+@dataclass
+class BatchResult:
+    """What one micro-batch produced, and its counts."""
+
+    emitted: list[Emission] = field(default_factory=list)
+    late: list[LateRow] = field(default_factory=list)
+    rejected: list[DeadLetter] = field(default_factory=list)
+    rows_in: int = 0
+    rows_late_dropped: int = 0
+    punctuations: int = 0
+    watermark_us: int | None = None
+
+    @property
+    def rows_rejected(self) -> int:
+        return len(self.rejected)
+
+    @property
+    def rows_late_dlq(self) -> int:
+        return len(self.late)
+
+    @property
+    def rows_aggregated(self) -> int:
+        return self.rows_in - self.rows_rejected - self.rows_late_dropped - self.rows_late_dlq
+
+
+@dataclass
+class Accepted:
+    """A row some window took: the row (with `TS`), the index of the
+    micro-batch it arrived in, the time windows it counts in (tumbling and
+    hopping), and the first window it counts in (landmark; 0 otherwise)."""
+
+    row: dict[str, Any]
+    batch: int
+    windows: frozenset[int] = frozenset()
+    first_window: int = 0
+
+
+
+
+class ExtentRules(Protocol):
+    """What a count, rolling or landmark window adds to the streaming
+    oracle's shared steps, per closing key (the columns of
+    `Window.closing_columns`) with closing points C before and after the
+    batch (None: nothing closed yet)."""
+
+    def is_late(self, ts: int, closed: int | None) -> bool:
+        """Is a row at `ts` late, judged against what was closed before its batch?"""
+        ...
+
+    def first_window(self, ts: int, closed: int | None) -> int:
+        """The first window an accepted row counts in (landmark; else 0)."""
+        ...
+
+    def emit(self, key: Group, members: Sequence[Accepted], index: int, prev: int | None,
+             now: int | None) -> list[Emission]:
+        """The emissions of one closing key's accepted rows after batch `index`."""
+        ...
+
+
+__all__ = ["Accepted", "BatchResult", "Emission", "ExtentRules", "Group", "LateRow", "MicroBatch", "Row", "TS"]
