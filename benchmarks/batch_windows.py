@@ -19,15 +19,13 @@ faster than window(); wid hopping <= 1.5x wid tumbling; wid tumbling <=
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 import wid
-from benchmarks.harness import events, machine, session, timed
+from benchmarks.harness import events, machine, save, session, timed
 from wid.spec import Aggregation, Window
 
 AGGS = (Aggregation("count", as_="n"), Aggregation("sum", "v", as_="s"), Aggregation("min", "v", as_="lo"),
@@ -82,10 +80,8 @@ def main() -> None:
         print(f"  {name:24s} median {t['median_s']:7.2f} s   runs {[round(x, 2) for x in t['runs_s']]}")
     for name, r in ratios.items():
         print(f"  {name:55s} {r:6.2f}x")
-    out = Path(__file__).parent / "results" / "batch_windows.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"machine": machine(), "rows": args.rows, "keys": args.keys, "times": times,
-                               "ratios": ratios, "checksums": {k: list(v) for k, v in sums.items()}}, indent=2))
+    save("batch_windows", {"rows": args.rows, "keys": args.keys, "times": times, "ratios": ratios,
+                           "checksums": {k: list(v) for k, v in sums.items()}})
 
 
 if __name__ == "__main__":

@@ -8,11 +8,13 @@ Spark prune unused aggregates). Each query runs once to warm up, then
 
 from __future__ import annotations
 
+import json
 import platform
 import statistics
 import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -65,3 +67,12 @@ def machine() -> str:
     except (OSError, IndexError):
         cpu, mem = "?", "?"
     return f"{platform.machine()}, {cpu} cores, {mem} GiB, {platform.python_version()}, {platform.system()}"
+
+
+def save(name: str, record: dict[str, Any]) -> Path:
+    """Write `record`, with this machine's description, to
+    ``benchmarks/results/<name>.json``; returns the path."""
+    out = Path(__file__).parent / "results" / f"{name}.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps({"machine": machine(), **record}, indent=2, default=str))
+    return out

@@ -26,7 +26,6 @@ tumbling, and faster than native for hopping 60/1.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import tempfile
 import time
@@ -38,7 +37,7 @@ from pyspark.sql import functions as F
 
 import wid
 from benchmarks.batch_windows import AGGS
-from benchmarks.harness import DAY_US, machine, session
+from benchmarks.harness import DAY_US, machine, save, session
 from benchmarks.stream_windows import LATENESS_MS, hand_written
 from wid.spark.operator.plan import late_rows_of, windows_of
 from wid.spec import Window
@@ -131,9 +130,7 @@ def main() -> None:
         print(f"  {kind}: wid operator / Spark native throughput {ratio:.2f}x", flush=True)
     print(f"machine: {machine()}; {args.rows:,} rows, {args.keys:,} keys, local[2], {args.files} files, "
           f"{args.per_trigger} per trigger")
-    out = Path(__file__).parent / "results" / f"stream_operator_{args.keys}.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"machine": machine(), **vars(args), "results": results}, indent=2))
+    save(f"stream_operator_{args.keys}", {**vars(args), "results": results})
     shutil.rmtree(work, ignore_errors=True)
 
 

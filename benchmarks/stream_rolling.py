@@ -42,7 +42,7 @@ from pyspark.sql import functions as F
 
 import wid
 from benchmarks.batch_windows import AGGS
-from benchmarks.harness import events, machine, session, timed
+from benchmarks.harness import events, machine, save, session, timed
 from wid.spark.operator.output import KIND, STATS
 from wid.spark.operator.plan import windows_of
 from wid.spec import Punctuation, Window
@@ -153,9 +153,7 @@ def main() -> None:
           f"output); one hour holds about {per_key_hour:.0f} rows per key, each at its own microsecond")
     print(f"machine: {machine()}; {args.rows:,} rows, {args.keys:,} keys, local[2], {args.files} files, "
           f"{args.per_trigger} per trigger; checksums equal: {want}")
-    out = Path(__file__).parent / "results" / f"stream_rolling_{args.keys}.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"machine": machine(), **vars(args), "results": results}, indent=2, default=str))
+    save(f"stream_rolling_{args.keys}", {**vars(args), "results": results})
     shutil.rmtree(work, ignore_errors=True)
 
 

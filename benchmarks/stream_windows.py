@@ -22,7 +22,6 @@ query for tumbling, >= 10x for hopping 60/1.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import tempfile
 import time
@@ -35,7 +34,7 @@ from pyspark.sql import functions as F
 
 import wid
 from benchmarks.batch_windows import AGGS, spark_aggs
-from benchmarks.harness import events, machine, session
+from benchmarks.harness import events, machine, save, session
 from wid.spec import Window
 
 LATENESS_MS = 600_000
@@ -111,9 +110,7 @@ def main() -> None:
         print(f"  wid / hand-written throughput, {kind}: {ratio:.2f}x (target {target})", flush=True)
     print(f"machine: {machine()}; {args.rows:,} rows, {args.keys:,} keys, local[2], "
           f"{args.files} files, {args.per_trigger} per trigger")
-    out = Path(__file__).parent / "results" / f"stream_windows_{args.keys}.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"machine": machine(), **vars(args), "results": results}, indent=2, default=str))
+    save(f"stream_windows_{args.keys}", {**vars(args), "results": results})
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -24,11 +24,9 @@ benchmarks/results/window_join.json.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import time
-from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -38,7 +36,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 import wid
-from benchmarks.harness import machine, session, timed
+from benchmarks.harness import machine, save, session, timed
 from wid.spec import Aggregation
 
 HALF_WINDOW_US = 2_000_000
@@ -141,10 +139,8 @@ def main() -> None:
         print(f"  {name:22s} median {t['median_s']:7.2f} s   runs {[round(x, 2) for x in t['runs_s']]}")
     for name, r in ratios.items():
         print(f"  {name:40s} {r:6.2f}x")
-    out = Path(__file__).parent / "results" / "window_join.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"machine": machine(), "rows": args.rows, "keys": args.keys, "span_s": args.span_s,
-                               "times": times, "ratios": ratios, "checksums": sums}, indent=2))
+    save("window_join", {"rows": args.rows, "keys": args.keys, "span_s": args.span_s, "times": times,
+                         "ratios": ratios, "checksums": sums})
 
 
 if __name__ == "__main__":

@@ -198,8 +198,8 @@ def delete(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str]) -> 
     if sink.kind == "postgres":
         import psycopg
 
-        with psycopg.connect(sink.url or "") as con, con.transaction():
-            return _delete(df, con, POSTGRES, sink.table or "", key)
+        with psycopg.connect(sink.url or "") as pg, pg.transaction():
+            return _delete(df, pg, POSTGRES, sink.table or "", key)
     if sink.kind == "console":
         return write_console(df.select(*key), sink.rows, "retracted")
     return None

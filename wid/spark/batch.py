@@ -97,8 +97,8 @@ def window_result(df: DataFrame | Mapping[str, DataFrame], window: Window, *, pi
     prepared = _union(list(prepared_by.values()))
     dead = _union([dead_letters(p, name) for name, p in prepared_by.items()])
     if any(frame.isStreaming for frame in sources.values()):
-        marked = dict(zip(sources, punctuation_rows, strict=True)) if punctuation_rows else {}
-        return _stream_result(prepared_by, marked, dead, window, pipeline)
+        by_source = dict(zip(sources, punctuation_rows, strict=True)) if punctuation_rows else {}
+        return _stream_result(prepared_by, by_source, dead, window, pipeline)
     planned = PLANS[window.kind](Ctx(window, _good(prepared), pipeline))
     output = enforce_group_cap(planned.output, window, pipeline)
     planned = Planned(output, planned.form, planned.why, planned.notes)

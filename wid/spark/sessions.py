@@ -13,7 +13,7 @@ from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 
 from wid.spark import panes
-from wid.spark.columns import TS, WID, lit_long
+from wid.spark.columns import TS, WID, field, lit_long
 from wid.spark.plan import Ctx, Planned, assemble, where_label
 
 END = "_wid_end"
@@ -35,7 +35,7 @@ def sessions(ctx: Ctx) -> Planned:
     aggs = ctx.aggs(where_label(start_us, end_us, ctx.pipeline))
     grouped = rows.groupBy(*keys, WID).agg(
         F.min(TS).alias("_wid_start"), F.max(END).alias(END),
-        *[e.alias(panes.field(i, k)) for i, a in enumerate(aggs) for k, e in a.partial().items()])
+        *[e.alias(field(i, k)) for i, a in enumerate(aggs) for k, e in a.partial().items()])
     out = panes.finished(grouped, aggs, "p", [*keys, "_wid_start", END])
     notes = () if keys else ("no group_by: sessions are found in one partition",)
     return Planned(assemble(out, w, start_us, end_us), "sort by event time + running session ids + groupBy",

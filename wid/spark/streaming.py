@@ -45,7 +45,7 @@ from pyspark.sql import functions as F
 
 from wid.aggregates.spark import Moments, SparkAgg, value
 from wid.spark import panes
-from wid.spark.columns import TS, floor_div, lit_long
+from wid.spark.columns import TS, field, floor_div, lit_long
 from wid.spark.plan import Ctx, Planned, assemble, where_label
 from wid.spec.window import Window
 
@@ -102,7 +102,7 @@ def _direct(ctx: Ctx, rows: DataFrame, span: Column, keys: list[str],
     windows, `counted` selects the one copy that counts it (see `hopping`)."""
     start, end = _span_us()
     aggs = ctx.aggs(where_label(start, end, ctx.pipeline))
-    partial = [e.alias(panes.field(i, k)) for i, a in enumerate(aggs) for k, e in a.partial().items()]
+    partial = [e.alias(field(i, k)) for i, a in enumerate(aggs) for k, e in a.partial().items()]
     rows_count = F.count(F.lit(1))
     if counted is not None:
         rows, span = rows.select("*", span.alias(SPAN)), F.col(SPAN)
@@ -161,7 +161,7 @@ def hopping(ctx: Ctx) -> Planned:
                        (f"each row is copied into duration/hop = {d / h:g} windows",))
     pane_span = F.window(EVENT, _ms(h), _ms(h), _origin(w, h))
     paned, aggs = _direct(ctx, rows, pane_span, keys)
-    merged = [e.alias(panes.field(i, k, "m")) for i, a in enumerate(aggs)
+    merged = [e.alias(field(i, k, "m")) for i, a in enumerate(aggs)
               for k, e in a.running(panes.getter(i)).items()]
     windows = paned.groupBy(*keys, F.window(F.window_time(SPAN), _ms(d), _ms(h), _origin(w, h)).alias(SPAN)).agg(
         F.sum(ROWS).alias(ROWS), *merged)

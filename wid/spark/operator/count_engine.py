@@ -80,7 +80,7 @@ class CountEngine:
     def late(self, rows: pa.Table, before: np.ndarray) -> np.ndarray:
         if self.arrival:
             return np.zeros(rows.num_rows, dtype=bool)
-        return (before != NONE) & (ints(rows, TS) < before)
+        return np.asarray((before != NONE) & (ints(rows, TS) < before))
 
     def add(self, rows: pa.Table, before: np.ndarray) -> None:
         if rows.num_rows:

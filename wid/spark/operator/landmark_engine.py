@@ -65,7 +65,7 @@ class LandmarkEngine:
 
     # -- window arithmetic (vectorised; see wid.semantics.windowing.Landmark) ------------------
     def _pane(self, ts: np.ndarray) -> np.ndarray:
-        return np.floor_divide(ts - self.shape.landmark_us, self.shape.hop_us)
+        return np.asarray(np.floor_divide(ts - self.shape.landmark_us, self.shape.hop_us))
 
     def _end(self, w: np.ndarray) -> np.ndarray:
         return self.shape.landmark_us + (w + 1) * self.shape.hop_us
@@ -87,7 +87,7 @@ class LandmarkEngine:
         q = self._pane(ints(rows, TS))
         ref = q if self.spec.late_mode == "consistent" else self._last(q)
         bounded = ref != NEVER
-        return (before != NONE) & bounded & (before >= self._end(np.where(bounded, ref, 0)) + self.spec.allowed_us)
+        return np.asarray((before != NONE) & bounded & (before >= self._end(np.where(bounded, ref, 0)) + self.spec.allowed_us))
 
     def add(self, rows: pa.Table, before: np.ndarray) -> None:
         self.touched = None

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
-from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
+from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 
 from wid.spark.operator.engines import make_engine
 from wid.spark.operator.layout import OperatorSpec

@@ -73,7 +73,7 @@ class RollingEngine:
         return self.shape.every_rows > 1 and self.shape.ranking.by == "order"
 
     def late(self, rows: pa.Table, before: np.ndarray) -> np.ndarray:
-        return (before != NONE) & (ints(rows, TS) + self.spec.allowed_us < before)
+        return np.asarray((before != NONE) & (ints(rows, TS) + self.spec.allowed_us < before))
 
     # -- add --------------------------------------------------------------------------------
     def add(self, rows: pa.Table, before: np.ndarray) -> None:
@@ -125,7 +125,7 @@ class RollingEngine:
     def _closed(self, after: Closing) -> np.ndarray:
         assert self.rows is not None
         cp = after.of(self.rows, self.spec.scope)
-        return (cp != NONE) & (ints(self.rows, TS) < cp)
+        return np.asarray((cp != NONE) & (ints(self.rows, TS) < cp))
 
     def _rank_closed(self, closed: np.ndarray) -> None:
         """Rank the rows whose rank just became final; keep every n-th."""

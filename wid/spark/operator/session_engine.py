@@ -56,7 +56,7 @@ class SessionEngine:
         return np.full(rows.num_rows, self.spec.gap_us or 0, dtype=np.int64)
 
     def late(self, rows: pa.Table, before: np.ndarray) -> np.ndarray:
-        return (before != NONE) & (ints(rows, TS) + self.spec.allowed_us < before)
+        return np.asarray((before != NONE) & (ints(rows, TS) + self.spec.allowed_us < before))
 
     # -- add -------------------------------------------------------------------
     def add(self, rows: pa.Table, before: np.ndarray) -> None:

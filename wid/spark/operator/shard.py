@@ -125,7 +125,7 @@ class Closing:
         keyed_p = np.full(n, NONE, dtype=np.int64)
         k = self.keyed.num_rows
         keyed_p[ids[:k]] = self.keyed.column("p").to_numpy()
-        return np.maximum(out, keyed_p[ids[k:]])
+        return np.asarray(np.maximum(out, keyed_p[ids[k:]]))
 
     @property
     def highest(self) -> int | None:

@@ -88,7 +88,7 @@ class TimeEngine:
     # -- geometry, vectorised ----------------------------------------------------
     def _panes(self, rows: pa.Table) -> np.ndarray:
         g = self.g
-        return np.floor_divide(ints(rows, TS) - g.origin_us, g.pane_us)
+        return np.asarray(np.floor_divide(ints(rows, TS) - g.origin_us, g.pane_us))
 
     def _ends(self, w: np.ndarray) -> np.ndarray:
         g = self.g
@@ -102,7 +102,7 @@ class TimeEngine:
     def late(self, rows: pa.Table, before: np.ndarray) -> np.ndarray:
         first, last = self._windows(self._panes(rows))
         ref = self._ends(last if self.spec.late_mode == "generous" else first)
-        return (before != NONE) & (before >= ref + self.spec.allowed_us)
+        return np.asarray((before != NONE) & (before >= ref + self.spec.allowed_us))
 
     def _first_counted(self, q: np.ndarray, before: np.ndarray) -> np.ndarray:
         """The earliest window each accepted row counts in (generous: the
