@@ -175,3 +175,9 @@ def test_facade_declares_a_join_pipeline_equal_to_its_toml() -> None:
     with pytest.raises(ConfigError) as err:
         pipeline(name="x", source={"format": "csv", "path": "f.csv"})
     assert err.value.field == "window"
+
+
+def test_late_data_reopen_is_refused_naming_the_field() -> None:
+    with pytest.raises(ConfigError, match="late_data"):
+        WindowJoin(window=(0, 1), metrics=(Aggregation("count", as_="n"),), matching_column="k", time_column="t",
+                   late_data="reopen")  # type: ignore[arg-type]
