@@ -143,7 +143,7 @@ def closing(shape: JoinShape, right: np.ndarray, right_max: int | None) -> np.nd
     """C(k) = max(R(k), Rg - max_delayed_time), `NONE` where nothing is closed."""
     if shape.delay_us is None or right_max is None:
         return right
-    return np.maximum(right, right_max - shape.delay_us)
+    return np.asarray(np.maximum(right, right_max - shape.delay_us))
 
 
 def horizon(shape: JoinShape, kt: KeyTimes, right_max: int | None) -> np.ndarray:
@@ -166,7 +166,8 @@ def _late(shape: JoinShape, rows: pa.Table, is_right: np.ndarray, kid: np.ndarra
     else:
         g = kt.times["released"][kid]
         left_late, why = ~is_right & (g != NONE) & (t + shape.bounds_us[0] < g), reasons.JOIN_LATE_LEFT
-    out = np.where(right_late, reasons.JOIN_LATE_RIGHT, np.where(left_late, why, None))
+    out = np.full(len(t), None, dtype=object)
+    out[left_late], out[right_late] = why, reasons.JOIN_LATE_RIGHT
     return pa.array(out.tolist(), pa.string())
 
 
