@@ -140,8 +140,11 @@ def operators(plan: str) -> dict[str, int]:
 def explain_join(result: JoinResult, spec: JoinPipelineSpec) -> Explanation:
     """Explain a compiled window join (DESIGN.md section 8)."""
     plan = physical_plan(result.output)
-    state = ("batch: nothing is kept between runs. Streaming: not in this release (a join on a stream "
-             "needs the WID operator: per key, the pending left rows and the right rows their windows can use)")
+    state = ("batch: nothing is kept between runs. On streams (wid.window_join of two streaming DataFrames, on "
+             "the WID operator): per key, the pending left rows and the right rows an unfired window can use, in "
+             "Spark's state store; a key holding more than garbage_size right rows releases the others")
+    if result.operator is not None:
+        state = state.split(". ", 1)[1]
     warned = sink_warnings(spec)
     if spec.target.kind in ("sqlite", "postgres"):
         warned.append("rows are keyed by every column but the aggregate metrics: identical rows are stored once")
