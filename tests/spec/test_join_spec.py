@@ -100,7 +100,8 @@ def joins(draw: st.DrawFn) -> WindowJoin:
     return WindowJoin(window=window, metrics=draw(metrics()), matching_column=keys if other is None else (keys, other),
                       time_column=time, use_system_time=system, time_unit=draw(st.sampled_from(["timestamp", "ms", "us"])),
                       max_delayed_time=delay, garbage_size=draw(st.sampled_from([5000, 1, 100_000])),
-                      null_fill=draw(st.sampled_from([{}, {"m0": 0}, {"price": -1.5, "flag": True, "s": "none"}])),
+                      null_fill=draw(st.sampled_from([{}, {"price": -1.5, "flag": True, "s": "none"}]
+                                                     + ([] if window == (0, 0) else [{"m0": 0}]))),  # (0, 0): m0 may be a list
                       sort_by_time=delay is None and draw(st.booleans()))
 
 

@@ -60,7 +60,9 @@ class JoinResult:
       ``rows_in = rows_rejected + rows_joined``.
     - `form`, `why`, `notes`: how it runs, for `wid explain`.
     - `operator`: on streams, every row the WID operator outputs (fired
-      rows, late rows, per-shard counts; `wid.spark.operator.join_plan`).
+      rows, late rows, per-shard counts; `wid.spark.operator.join_plan`),
+      and `rejected`, the rows rejected as bad input (`dead_letter` holds
+      them and the late rows).
     """
 
     output: DataFrame
@@ -70,6 +72,7 @@ class JoinResult:
     why: str = WHY
     notes: tuple[str, ...] = ()
     operator: DataFrame | None = None
+    rejected: DataFrame | None = None
 
 
 def window_join(left: DataFrame, right: DataFrame, window: tuple[int, int], metrics: Sequence[Metric | str],
@@ -140,14 +143,24 @@ def _stream_result(lp: DataFrame, rp: DataFrame, join: WindowJoin, columns: list
 
     join_plan.check_stream_join(lp, rp, join)
     rows = join_plan.operator_rows(lp, rp, join, left_source=left_source, right_source=right_source)
-    out = _null_fill(join_plan.fired_rows(rows, join, columns), join)
-    dead = join_plan.stream_dead_letters(lp, rp, rows, join, left_source, right_source)
+    out = fired_output(rows, join, columns)
+    rejected = dead_letters(lp, left_source).unionByName(dead_letters(rp, right_source))
+    dead = rejected.unionByName(join_plan.late_rows_of(rows, left_source)) if join.late_data == "dlq" else rejected
     notes = ("stream: a window fires when a right row of its key past its end arrives (or, with max_delayed_time, "
              "any right row past end + max_delayed_time); at the end of a stream unfired windows stay unfired",
              "stream: a key whose right side stops holds its pending left rows until max_delayed_time fires them; "
              "right rows per key are released above garbage_size")
     return JoinResult(out, dead, lp.select(REASON).unionByName(rp.select(REASON)), form=join_plan.FORM,
-                      why=join_plan.WHY, notes=notes, operator=rows)
+                      why=join_plan.WHY, notes=notes, operator=rows, rejected=rejected)
+
+
+def fired_output(rows: DataFrame, join: WindowJoin, columns: list[str]) -> DataFrame:
+    """The joined rows among the WID operator's output `rows` (a stream, or
+    one micro-batch of it), in `window_join`'s output columns, `null_fill`
+    applied. `columns` are the left columns in input order."""
+    from wid.spark.operator.join_plan import fired_rows
+
+    return _null_fill(fired_rows(rows, join, columns), join)
 
 
 def prepare_side(df: DataFrame, join: WindowJoin, side: str) -> DataFrame:
@@ -376,4 +389,4 @@ def _notes(join: WindowJoin, ms: _Metrics) -> tuple[str, ...]:
     return tuple(notes)
 
 
-__all__ = ["JoinResult", "join_result", "natural_key", "prepare_side", "window_join"]
+__all__ = ["JoinResult", "fired_output", "join_result", "natural_key", "prepare_side", "window_join"]

@@ -24,7 +24,6 @@ from pyspark.sql import types as T
 import wid.semantics.reasons
 import wid.spark.join_merge
 from wid.errors import ConfigError
-from wid.spark.batch import dead_letters
 from wid.spark.columns import PREFIX, REASON, TS
 from wid.spark.operator import join_engine, join_processor
 from wid.spark.operator.join_engine import FIRED
@@ -143,12 +142,4 @@ def late_rows_of(rows: DataFrame, left_source: str) -> DataFrame:
                                                  F.col(FILE).alias("source_file"), row_json.alias("row_json"))
 
 
-def stream_dead_letters(left: DataFrame, right: DataFrame, rows: DataFrame, join: WindowJoin, left_source: str,
-                        right_source: str) -> DataFrame:
-    """Rejected rows of both sides, then (``dlq``) the late rows."""
-    dead = dead_letters(left, left_source).unionByName(dead_letters(right, right_source))
-    return dead.unionByName(late_rows_of(rows, left_source)) if join.late_data == "dlq" else dead
-
-
-__all__ = ["FORM", "SHIPPED", "WHY", "check_stream_join", "fired_rows", "late_rows_of", "operator_rows",
-           "stream_dead_letters"]
+__all__ = ["FORM", "SHIPPED", "WHY", "check_stream_join", "fired_rows", "late_rows_of", "operator_rows"]
