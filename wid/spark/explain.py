@@ -140,11 +140,10 @@ def operators(plan: str) -> dict[str, int]:
 def explain_join(result: JoinResult, spec: JoinPipelineSpec) -> Explanation:
     """Explain a compiled window join (DESIGN.md section 8)."""
     plan = physical_plan(result.output)
-    state = ("batch: nothing is kept between runs. On streams (wid.window_join of two streaming DataFrames, on "
-             "the WID operator): per key, the pending left rows and the right rows an unfired window can use, in "
-             "Spark's state store; a key holding more than garbage_size right rows releases the others")
-    if result.operator is not None:
-        state = state.split(". ", 1)[1]
+    held = ("per key, the pending left rows and the right rows an unfired window can use, in Spark's state store, "
+            "checkpointed with the query; a key holding more than garbage_size right rows releases the others")
+    state = f"streaming, WID operator: {held}" if result.operator is not None else \
+        f"batch: nothing is kept between runs (on streams, the WID operator keeps {held})"
     warned = sink_warnings(spec)
     if spec.target.kind in ("sqlite", "postgres"):
         warned.append("rows are keyed by every column but the aggregate metrics: identical rows are stored once")

@@ -22,12 +22,13 @@ from tests.spark.operator.spark_run import ddl, land
 from tests.spark.operator.test_join_engine import LEFT, RIGHT, stream
 from wid.errors import ConfigError
 from wid.semantics.stream_types import BatchResult, Emission, LateRow, MicroBatch
+from wid.semantics.timeunits import datetime_to_us
 from wid.semantics.window_join_stream import run_join_stream
 from wid.spark.join import join_result
 from wid.spark.operator.join_plan import fired_rows
 from wid.spark.operator.output import KIND, STATS
 from wid.spec import Aggregation
-from wid.spec.join import ColumnMetric, WindowJoin
+from wid.spec.join import SYSTEM_TIME, ColumnMetric, WindowJoin
 
 BOTH = pa.schema([*LEFT, *[f for f in RIGHT if f.name not in LEFT.names], ("side", pa.string())])
 
@@ -37,12 +38,13 @@ def _tagged(batches: list[MicroBatch]) -> list[MicroBatch]:
 
 
 def run_on_spark(spark: Any, root: Path, batches: list[MicroBatch], join: WindowJoin, resume_at: int
-                 ) -> list[BatchResult]:
+                 ) -> tuple[list[BatchResult], list[int]]:
     """Run `join` on Spark over `batches`: the first `resume_at` in one
     query, the rest in a second one on the same checkpoint. Both sides are
     read from one landing directory (a file per micro-batch, rows tagged
     with their side), so each micro-batch holds exactly one batch's rows of
-    both sides."""
+    both sides. Also returns each micro-batch's timestamp (epoch ms, from
+    the shards' counts)."""
     land(root / "land", _tagged(batches[:resume_at]))
     rows = spark.readStream.schema(ddl(BOTH)).option("maxFilesPerTrigger", 1).json(str(root / "land"))
     left = rows.where("side = 'left'").select(*LEFT.names)
@@ -67,14 +69,16 @@ def run_on_spark(spark: Any, root: Path, batches: list[MicroBatch], join: Window
                  .trigger(availableNow=True).start())
         query.awaitTermination()
     ran = [b for b in sorted(seen) if any(r["fired"] is None and r[KIND] == "s" for r in seen[b])]
-    return [_result(seen[b], join) for b in ran]  # (a micro-batch without rows runs no shard)
+    stamps = [max(json.loads(r[STATS])["batch_ms"] for r in seen[b] if r["fired"] is None and r[KIND] == "s")
+              for b in ran]
+    return [_result(seen[b], join) for b in ran], stamps  # (a micro-batch without rows runs no shard)
 
 
 def _result(rows: list[dict[str, Any]], join: WindowJoin) -> BatchResult:
     out = BatchResult()
     for r in rows:
         if r["fired"] is not None:
-            row = r["fired"]
+            row = {c: datetime_to_us(v) if c == SYSTEM_TIME else v for c, v in r["fired"].items()}
             out.emitted.append(Emission({c: join.null_fill.get(c) if v is None and c in join.null_fill else v
                                          for c, v in row.items()}))
         elif r[KIND] == "l":
@@ -105,13 +109,30 @@ def test_spark_equals_the_streaming_oracle_across_a_restart(spark: Any, tmp_path
     batches = [b for b in stream(random.Random(7), 20) if b.rows][:6]
     batches.append(MicroBatch([("right", {"t": 1000, "k": k, "v": None, "w": None}) for k in "ABC"], 99))  # flush
     want = run_join_stream(batches, join, left_columns=LEFT.names)
-    got = run_on_spark(spark, tmp_path, batches, join, resume_at=len(batches) // 2)
+    got, _ = run_on_spark(spark, tmp_path, batches, join, resume_at=len(batches) // 2)
     assert len(got) == len(want)
     assert sum(len(r.emitted) for r in want) > 0
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         assert g.rows_late_dropped == w.rows_late_dropped, f"batch {i}"
         late = sorted((x.source, repr(sorted(x.row.items())), x.reason) for x in g.late)
         assert late == sorted((x.source, repr(sorted(x.row.items())), x.reason) for x in w.late), f"batch {i}"
+        assert_same_join([e.row for e in g.emitted], [e.row for e in w.emitted], join)
+
+
+def test_use_system_time_joins_on_the_micro_batch_timestamps(spark: Any, tmp_path: Path) -> None:
+    """Window (0, 0) on arrival time: a left row gets the right rows of its
+    key that arrived since its key's previous left row, before its own
+    micro-batch, and fires in its own micro-batch if a right row of its key
+    arrives with it. The oracle replays the micro-batches with the
+    timestamps Spark gave them (read back from the shards' counts)."""
+    join = WindowJoin(window=(0, 0), matching_column="k", use_system_time=True,
+                      metrics=(Aggregation("count", as_="n"), Aggregation("sum", "v", as_="s")))
+    batches = [b for b in stream(random.Random(3), 60) if b.rows][:5]
+    got, stamps = run_on_spark(spark, tmp_path, batches, join, resume_at=len(batches))
+    want = run_join_stream([MicroBatch(b.rows, ms) for b, ms in zip(batches, stamps, strict=True)], join,
+                           left_columns=LEFT.names)
+    assert len(stamps) == len(batches) and sum(len(r.emitted) for r in want) > 0
+    for g, w in zip(got, want, strict=True):
         assert_same_join([e.row for e in g.emitted], [e.row for e in w.emitted], join)
 
 
