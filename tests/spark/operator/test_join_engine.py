@@ -100,3 +100,26 @@ def test_state_stays_bounded_with_garbage_size() -> None:
     local = LocalJoin(join, LEFT, RIGHT, shards=2)
     assert_same(join, local.run(batches), run_join_stream(batches, join, left_columns=LEFT.names))
     assert max(local.held) <= 8 + 5 + 2
+
+
+def test_two_matching_columns_named_differently_and_value_metrics_alone() -> None:
+    """matching_column (["k", "id_mod"], ["k", "g"]) and time_column
+    ("t", "rt"): keys match across names; non-aggregate metrics only."""
+    left = pa.schema([("t", pa.int64()), ("k", pa.string()), ("id_mod", pa.int64()), ("id", pa.int64())])
+    right = pa.schema([("rt", pa.int64()), ("k", pa.string()), ("g", pa.int64()), ("v", pa.float64())])
+    for window in ((-4, 3), (0, 0)):
+        join = WindowJoin(window=window, metrics=(ColumnMetric("v", as_="vs"), ColumnMetric("g", as_="gs")),
+                          matching_column=(["k", "id_mod"], ["k", "g"]), time_column=("t", "rt"), time_unit="ms",
+                          garbage_size=3)
+        rng = random.Random(5)
+        batches = []
+        for i in range(8):
+            rows: list[tuple[str, dict[str, Any]]] = [
+                ("left", {"t": i * 5 + rng.randrange(5), "k": rng.choice("AB"), "id_mod": j % 2, "id": i * 10 + j})
+                for j in range(rng.randrange(3))]
+            rows += [("right", {"rt": i * 5 + rng.randrange(6), "k": rng.choice("AB"), "g": rng.randrange(2),
+                                "v": rng.choice([None, 1.0, 2.5])}) for _ in range(rng.randrange(4))]
+            batches.append(MicroBatch(rows, i))
+        want = run_join_stream(batches, join, left_columns=left.names)
+        assert sum(len(r.emitted) for r in want) > 0
+        assert_same(join, LocalJoin(join, left, right, shards=2).run(batches), want)
