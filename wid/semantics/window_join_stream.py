@@ -58,8 +58,11 @@ Decisions (where DolphinDB describes a row-at-a-time engine, or is silent):
    row on time, can reach them), for (0, 0) the key's last fired left time,
    or ``R(k)`` for a key that has no left row yet (a stream has no
    beginning: a key's first left row then sees the right rows since its
-   last release, not every earlier one). So a key holds at most
-   `garbage_size` rows plus the rows of one window's span.
+   last release, not every earlier one). So after a batch a window (a, b)
+   key holds at most the larger of `garbage_size` rows and the rows within
+   ``b - a`` of its closing point (plus rows at it); a (0, 0) key holds the
+   rows since its last fired left row, which the next left row's window
+   covers (they grow while its left side is quiet, as in DolphinDB).
 
 Pending left rows are held until they fire: a key whose right side stops
 holds them (as DolphinDB) unless `max_delayed_time` fires them.
