@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+import wid
 from tests.spark.join_compare import assert_same_join
 from tests.spark.operator.spark_run import ddl, land
 from tests.spark.operator.test_join_engine import LEFT, RIGHT, stream
@@ -141,7 +142,8 @@ def test_a_stream_joined_with_a_batch_table_is_refused(spark: Any, tmp_path: Pat
     left = spark.readStream.schema(ddl(LEFT)).json(str(tmp_path / "l"))
     right = spark.createDataFrame([], ddl(RIGHT))
     with pytest.raises(ConfigError, match="right"):
-        join_result(left, right, CASES["special_drop"])
+        wid.window_join(left, right, window=(0, 0), metrics=[Aggregation("count", as_="n")], matching_column="k",
+                        time_column="t", time_unit="ms")
     with pytest.raises(ConfigError, match="sort_by_time"):
         join_result(left, left.select("t", "k", "id", "note"),
                     WindowJoin(window=(0, 1), matching_column="k", time_column="t", time_unit="ms", sort_by_time=True,

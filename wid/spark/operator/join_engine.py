@@ -166,9 +166,9 @@ def _late(shape: JoinShape, rows: pa.Table, is_right: np.ndarray, kid: np.ndarra
     else:
         g = kt.times["released"][kid]
         left_late, why = ~is_right & (g != NONE) & (t + shape.bounds_us[0] < g), reasons.JOIN_LATE_LEFT
-    out = np.full(len(t), None, dtype=object)
-    out[left_late], out[right_late] = why, reasons.JOIN_LATE_RIGHT
-    return pa.array(out.tolist(), pa.string())
+    code = np.where(right_late, 0, np.where(left_late, 1, -1))
+    texts = pa.array([reasons.JOIN_LATE_RIGHT, why], pa.string())
+    return pc.cast(pa.DictionaryArray.from_arrays(pa.array(code, pa.int8(), mask=code < 0), texts), pa.string())
 
 
 def _windows(shape: JoinShape, left: pa.Table, kid: np.ndarray, kt: KeyTimes) -> pa.Table:
