@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.crash_recovery import HOPPING, one_run, tables
+from tests.test_join_stream_pipeline import PIPELINE
 
 
 def test_sigkill_five_times_then_drain_equals_an_uninterrupted_run(tmp_path: Path) -> None:
@@ -44,51 +45,10 @@ def test_sigkill_on_count_and_rolling_windows(tmp_path: Path, extent: str) -> No
 
 
 
-JOIN_PIPELINE = """
-name = "crash-join"
-
-[source]
-format = "json"
-path = "land"
-stream = true
-schema = "side STRING, k STRING, ts LONG, id LONG, v DOUBLE"
-options = { maxFilesPerTrigger = "1" }
-
-[join]
-left = "trades"
-right = "quotes"
-left_sql = "SELECT ts, k, id FROM source WHERE side = 'left'"
-right_sql = "SELECT ts, k, v FROM source WHERE side = 'right'"
-window = [-2000, 2000]
-matching_column = "k"
-time_column = "ts"
-time_unit = "ms"
-garbage_size = 20
-late_data = "dlq"
-
-[[join.metrics]]
-agg = "count"
-as = "n"
-
-[[join.metrics]]
-agg = "sum"
-column = "v"
-as = "total"
-
-[target]
-kind = "sqlite"
-path = "out.sqlite"
-table = "windows"
-
-[dead_letter]
-kind = "sqlite"
-path = "out.sqlite"
-table = "dead_letter"
-
-[spark]
-master = "local[2]"
-conf = { "spark.sql.shuffle.partitions" = "2", "spark.ui.enabled" = "false" }
-"""
+# the end-to-end join pipeline (rows name their side), windows of 4 s, into table "windows"
+JOIN_PIPELINE = PIPELINE.replace('table = "joined"', 'table = "windows"').replace(
+    "window = [-3, 2]", "window = [-2000, 2000]").replace("max_delayed_time = 10", "").replace(
+    "garbage_size = 2", "garbage_size = 20")
 
 
 def make_join_stream(root: Path, files: int, rows_per_file: int, rng: random.Random, _: str) -> None:
@@ -104,13 +64,13 @@ def make_join_stream(root: Path, files: int, rows_per_file: int, rng: random.Ran
         for i in range(rows_per_file):
             ts = t0 + (f * rows_per_file + i) * 700 + rng.randrange(-1_500, 1)
             if rng.random() < 0.4:
-                lines.append(json.dumps({"side": "left", "k": rng.choice("abcd"), "ts": ts, "id": f * 1000 + i}))
+                lines.append(json.dumps({"side": "left", "k": rng.choice("abcd"), "t": ts, "id": f * 1000 + i}))
             else:
                 late = 60_000 if rng.random() < 0.03 else 0
-                lines.append(json.dumps({"side": "right", "k": rng.choice("abcd"), "ts": ts - late,
-                                         "v": float(rng.randrange(100))}))
+                lines.append(json.dumps({"side": "right", "k": rng.choice("abcd"), "t": ts - late,
+                                         "v": float(rng.randrange(100)), "w": 1}))
         if rng.random() < 0.3:
-            lines.append('{"side": "left", "k": "a", "ts": "broken", "id": 1}')
+            lines.append('{"side": "left", "k": "a", "t": "broken", "id": 1}')
         path = land / f"part-{f:04d}.json"
         path.write_text("\n".join(lines) + "\n")
         os.utime(path, (1_000_000 + f, 1_000_000 + f))
