@@ -252,19 +252,7 @@ def run_join_batch(shape: JoinShape, store: Store, rows: pa.Table, sources: Mapp
     why = _late(shape, rows, is_right, kid, kt, before)
     late = why.is_valid().to_numpy(zero_copy_only=False).astype(bool)
     out = ShardOutput(late=late_rows(shape.late_data, rows.filter(pa.array(late)), why.filter(pa.array(late))))
-    ok = ~late
-    t = ints(rows, TS)
-    kt.raise_to("right", kid[ok & is_right], t[ok & is_right])
-    new_left = rows.filter(pa.array(ok & ~is_right))
-    if new_left.num_rows:
-        kept = list(dict.fromkeys([*shape.payload, *shape.keys, TS]))
-        pending = append(pending, _windows(shape, new_left.select(kept), kid[ok & ~is_right], kt))
-        kt.raise_to("left", kid[ok & ~is_right], t[ok & ~is_right])
-    new_right = rows.filter(pa.array(ok & is_right))
-    if new_right.num_rows:
-        head = new_right.select(list(dict.fromkeys([*shape.keys, TS, *shape.raw])))
-        rights = append(rights, row_partials(shape.aggs, new_right, head))
-        rights = rights.take(pa.array(sql_order(rights, [TS, *shape.ordered])))  # tie order of value lists
+    rights, pending = _admit(shape, rows, ~late & is_right, ~late & ~is_right, kid, kt, rights, pending)
     meta.marks = meta.marks.advance(sources, batch_ms, 0)
     clock = meta.marks.sources.get(right_name)
     right_max = None if clock is None else clock.watermark_us
@@ -277,13 +265,32 @@ def run_join_batch(shape: JoinShape, store: Store, rows: pa.Table, sources: Mapp
     store.put("meta", meta.dumps())
     n_late = int(late.sum())
     held = sum(0 if x is None else x.num_rows for x in (rights, pending))
-    out.stats = {"rows": rows.num_rows, "aggregated": int(ok.sum()), "punctuations": 0,
+    out.stats = {"rows": rows.num_rows, "aggregated": rows.num_rows - n_late, "punctuations": 0,
                  "late_dlq": n_late if shape.late_data == "dlq" else 0,
                  "late_dropped": 0 if shape.late_data == "dlq" else n_late,
                  "windows_active": 0 if pending is None else pending.num_rows, "state_groups": held,
                  "watermark_us": right_max, "batch_ms": batch_ms,
                  "sources": {k: c.watermark_us for k, c in meta.marks.sources.items()}}
     return out
+
+
+def _admit(shape: JoinShape, rows: pa.Table, right: np.ndarray, left: np.ndarray, kid: np.ndarray, kt: KeyTimes,
+           rights: pa.Table | None, pending: pa.Table | None) -> tuple[pa.Table | None, pa.Table | None]:
+    """Store the accepted `right` rows (with their one-row partials, in tie
+    order) and `left` rows (with their windows); raise R(k) and L(k).
+    Returns (rights, pending)."""
+    t = ints(rows, TS)
+    kt.raise_to("right", kid[right], t[right])
+    if left.any():
+        kept = list(dict.fromkeys([*shape.payload, *shape.keys, TS]))
+        pending = append(pending, _windows(shape, rows.filter(pa.array(left)).select(kept), kid[left], kt))
+        kt.raise_to("left", kid[left], t[left])
+    if right.any():
+        new = rows.filter(pa.array(right))
+        head = new.select(list(dict.fromkeys([*shape.keys, TS, *shape.raw])))
+        rights = append(rights, row_partials(shape.aggs, new, head))
+        rights = rights.take(pa.array(sql_order(rights, [TS, *shape.ordered])))  # tie order of value lists
+    return rights, pending
 
 
 def _fire(shape: JoinShape, out: ShardOutput, pending: pa.Table | None, rights: pa.Table | None, kt: KeyTimes,
