@@ -182,3 +182,17 @@ def test_late_data_reopen_is_refused_naming_the_field() -> None:
     with pytest.raises(ConfigError, match="late_data"):
         WindowJoin(window=(0, 1), metrics=(Aggregation("count", as_="n"),), matching_column="k", time_column="t",
                    late_data="reopen")  # type: ignore[arg-type]
+
+
+def test_a_join_pipeline_over_streams_takes_a_stream_table() -> None:
+    streams = JOIN_TOML.replace('path = "f.csv"', 'path = "f"\nstream = true\nschema = "a INT"').replace(
+        'path = "w.csv"', 'path = "w"\nstream = true\nschema = "a INT"') + '[stream]\ntrigger = "10 seconds"\n'
+    spec = loads_pipeline(streams)
+    assert isinstance(spec, JoinPipelineSpec) and spec.stream.trigger == "10 seconds"
+    assert loads_pipeline(dumps_pipeline(spec)) == spec
+
+    @pipeline(name="fw", source=list(spec.sources), join=spec.join, stream={"trigger": "10 seconds"})
+    def fw() -> None:
+        """Departures with their weather, on streams."""
+
+    assert fw == spec
