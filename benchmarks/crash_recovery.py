@@ -24,6 +24,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from contextlib import closing, suppress
 from pathlib import Path
 
@@ -137,13 +138,18 @@ def tables(root: Path) -> dict[str, list[tuple[object, ...]]]:
                 for t in ("windows", "dead_letter")}
 
 
+Maker = Callable[[Path, int, int, random.Random, str], None]
+
+
 def one_run(base: Path, seed: int, kills: int, files: int = 12, rows_per_file: int = 40,
-            extent: str = HOPPING) -> dict[str, int]:
+            extent: str = HOPPING, make: Maker = make_stream) -> dict[str, int]:
     """Returns counts: kills done, duplicate and missing rows against the
-    reference (window `extent`: kind, sizes and late-data policy)."""
+    reference (window `extent`: kind, sizes and late-data policy). `make`
+    writes the pipeline and its stream (`make_stream`'s arguments); the
+    pipeline writes tables ``windows`` and ``dead_letter`` of ``out.sqlite``."""
     rng = random.Random(seed)
     ref, crash = base / f"ref-{seed}", base / f"crash-{seed}"
-    make_stream(ref, files, rows_per_file, random.Random(seed), extent)
+    make(ref, files, rows_per_file, random.Random(seed), extent)
     shutil.copytree(ref, crash)
     finish(ref)
     done = 0

@@ -76,3 +76,29 @@ def save(name: str, record: dict[str, Any]) -> Path:
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({"machine": machine(), **record}, indent=2, default=str))
     return out
+
+
+def drain(operator: DataFrame, checkpoint: str, output: Callable[[DataFrame], DataFrame],
+          tally: Callable[[DataFrame], None]) -> dict[str, Any]:
+    """Run the WID operator's rows `operator` (a stream) available-now: per
+    micro-batch, `output(rows)` (the result rows) goes to `tally` and to the
+    ``noop`` sink. Returns the wall seconds and the peak state rows (all
+    shards) after any micro-batch."""
+    from wid.spark.operator.output import KIND, STATS
+
+    peak = [0]
+
+    def handle(df: DataFrame, _: int) -> None:
+        df = df.persist()
+        out = output(df)
+        tally(out)
+        out.write.format("noop").mode("overwrite").save()
+        stats = [json.loads(r[0]) for r in df.where(F.col(KIND) == "s").select(STATS).collect()]
+        peak[0] = max(peak[0], sum(s["state_groups"] for s in stats))
+        df.unpersist()
+
+    started = time.perf_counter()
+    query = (operator.writeStream.foreachBatch(handle).option("checkpointLocation", checkpoint)
+             .trigger(availableNow=True).start())
+    query.awaitTermination()
+    return {"seconds": time.perf_counter() - started, "peak_state_rows": peak[0]}

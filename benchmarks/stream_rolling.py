@@ -29,11 +29,9 @@ key bounded by the bins in the range.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import shutil
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +40,7 @@ from pyspark.sql import functions as F
 
 import wid
 from benchmarks.batch_windows import AGGS
-from benchmarks.harness import events, machine, save, session, timed
-from wid.spark.operator.output import KIND, STATS
+from benchmarks.harness import drain, events, machine, save, session, timed
 from wid.spark.operator.plan import windows_of
 from wid.spec import Punctuation, Window
 
@@ -93,24 +90,13 @@ def run_stream(spark: Any, path: Path, per_trigger: int, checkpoint: str) -> dic
     result = wid.window_result(stream, window(punctuation=True))
     assert result.operator is not None, result.planned.form
     sums = [0, 0.0, 0.0, 0.0, 0.0, 0.0]
-    peak = [0]
 
-    def handle(df: DataFrame, _: int) -> None:
-        df = df.persist()
-        rows = windows_of(df, window(punctuation=True))
-        got = checksum(rows)
-        for i, x in enumerate(got):
+    def tally(rows: DataFrame) -> None:
+        for i, x in enumerate(checksum(rows)):
             sums[i] += x
-        rows.write.format("noop").mode("overwrite").save()
-        stats = [json.loads(r[0]) for r in df.where(F.col(KIND) == "s").select(STATS).collect()]
-        peak[0] = max(peak[0], sum(s["state_groups"] for s in stats))
-        df.unpersist()
 
-    started = time.perf_counter()
-    query = (result.operator.writeStream.foreachBatch(handle).option("checkpointLocation", checkpoint)
-             .trigger(availableNow=True).start())
-    query.awaitTermination()
-    return {"seconds": time.perf_counter() - started, "checksum": tuple(sums), "peak_state_rows": peak[0]}
+    ran = drain(result.operator, checkpoint, lambda df: windows_of(df, window(punctuation=True)), tally)
+    return {**ran, "checksum": tuple(sums)}
 
 
 def main() -> None:

@@ -19,14 +19,30 @@ All three are checked to agree (row count and checksums) before timing.
 Targets (issue 6): wid >= 20x faster than Spark's range join, within 2x of
 DuckDB, and doubling both inputs costs <= 2.2x. Writes
 benchmarks/results/window_join.json.
+
+    python -m benchmarks.window_join --stream [--rows 1000000] [--files 16] [--per-trigger 2]
+
+Streaming (issue 6, part 4): the same two tables land as `files` Parquet
+files in time order (both sides in each file, tagged by a ``side`` column,
+each file's modification time in order, so the stream reads them in time
+order), then one file with a right row per key past every window (the
+flush: a stream fires a window only on a later right row of its key). The
+join runs on two streams over that landing directory, `per-trigger` files
+per micro-batch, available-now, into Spark's ``noop`` sink. Its output must
+equal the batch join's (checksums) before throughput (rows of both sides per
+second) and the operator's peak state rows are reported, beside the batch
+join's time on the same data. Writes benchmarks/results/window_join_stream.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import statistics
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -36,8 +52,10 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 import wid
-from benchmarks.harness import machine, save, session, timed
+from benchmarks.harness import drain, machine, save, session, timed
+from wid.spark.join import fired_output, join_result
 from wid.spec import Aggregation
+from wid.spec.join import WindowJoin
 
 HALF_WINDOW_US = 2_000_000
 METRICS = (Aggregation("sum", "v", as_="s"), Aggregation("avg", "v", as_="a"), Aggregation("last", "v", as_="l"))
@@ -99,13 +117,90 @@ def wid_query(left: DataFrame, right: DataFrame) -> DataFrame:
                            time_column="ts_us", time_unit="us")
 
 
+def land(left: pd.DataFrame, right: pd.DataFrame, files: int, path: Path, flush_us: int) -> None:
+    """Both tables as `files` Parquet files in time order, then the flush
+    file: a right row per key at `flush_us` (v = 0)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    both = pd.concat([left.assign(side="left", v=np.nan), right.assign(side="right", id=-1)], ignore_index=True)
+    both = both.sort_values("ts_us", kind="stable")[["side", "id", "k", "ts_us", "v"]]
+    keys = np.unique(right["k"].to_numpy())
+    flush = pd.DataFrame({"side": "right", "id": -1, "k": keys.astype(np.int32), "ts_us": flush_us, "v": 0.0})
+    path.mkdir(parents=True)
+    for i, part in enumerate([*np.array_split(both, files), flush]):
+        name = path / f"part-{i:05d}.parquet"
+        pq.write_table(pa.Table.from_pandas(part, preserve_index=False), name)
+        os.utime(name, (1_000_000 + i, 1_000_000 + i))
+
+
+def run_stream(spark: Any, path: Path, per_trigger: int, checkpoint: str) -> dict[str, Any]:
+    """The window join on two streams over the landing files: seconds,
+    checksum of the joined rows, peak state rows (all shards) after any
+    micro-batch."""
+    schema = spark.read.parquet(str(path)).schema
+    rows = spark.readStream.schema(schema).option("maxFilesPerTrigger", per_trigger).parquet(str(path))
+    left = rows.where("side = 'left'").select("id", "k", "ts_us")
+    right = rows.where("side = 'right'").select("k", "ts_us", "v")
+    result = join_result(left, right, wid_join())
+    assert result.operator is not None
+    sums: list[Any] = [0, 0.0, 0.0, 0.0]
+
+    def tally(out: DataFrame) -> None:
+        got = out.agg(F.count("*"), F.sum("s"), F.sum("a"), F.sum("l")).first()  # NULL sums: nothing fired
+        assert got is not None
+        sums[:] = [x + (y or 0) for x, y in zip(sums, got, strict=True)]
+
+    ran = drain(result.operator, checkpoint, lambda df: fired_output(df, wid_join(), ["id", "k", "ts_us"]), tally)
+    return {**ran, "checksum": tuple(sums)}
+
+
+def wid_join() -> WindowJoin:
+    """`wid_query`'s join as a spec (for the streaming run)."""
+    return WindowJoin(window=(-2000, 2000), metrics=METRICS, matching_column="k", time_column="ts_us",
+                      time_unit="us")
+
+
+def stream_main(args: argparse.Namespace) -> None:
+    """The streaming benchmark (see the module docstring)."""
+    spark = session()
+    work = Path(tempfile.mkdtemp(prefix="wid-join-bench-"))
+    left_pd, right_pd = tables(args.rows, args.keys, args.span_s)
+    left, right = cached(spark, left_pd), cached(spark, right_pd)
+    batch = timed(lambda: wid_query(left, right), args.repeats)
+    want = checksum(wid_query(left, right).select(F.count("*"), F.sum("s"), F.sum("a"), F.sum("l")).collect())
+    flush_us = (args.span_s + 10) * 1_000_000
+    warm_left, warm_right = tables(20_000, args.keys, args.span_s, seed=9)
+    land(warm_left, warm_right, 2, work / "warm", flush_us)
+    run_stream(spark, work / "warm", 1, str(work / "ck-warm"))  # untimed: Python workers, imports
+    land(left_pd, right_pd, args.files, work / "land", flush_us)
+    streamed = run_stream(spark, work / "land", args.per_trigger, str(work / "ck"))
+    assert agree(streamed["checksum"], want), (streamed["checksum"], want)
+    rate = 2 * args.rows / streamed["seconds"]
+    print(f"machine: {machine()}; {args.rows:,} + {args.rows:,} rows, {args.keys:,} keys, {args.files} files, "
+          f"{args.per_trigger} per micro-batch, local[2]")
+    print(f"  batch wid_window_join  median {batch['median_s']:7.2f} s")
+    print(f"  streaming              {streamed['seconds']:7.2f} s   {rate:,.0f} rows/s   "
+          f"batch / streaming {batch['median_s'] / streamed['seconds']:.2f}x   "
+          f"peak state {streamed['peak_state_rows']:,} rows ({streamed['peak_state_rows'] / args.keys:,.1f} per key)")
+    save("window_join_stream", {"rows": args.rows, "keys": args.keys, "span_s": args.span_s, "files": args.files,
+                                "per_trigger": args.per_trigger, "batch": batch, "stream": streamed,
+                                "rows_per_s": rate})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--keys", type=int, default=1000)
     parser.add_argument("--span-s", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--stream", action="store_true", help="the streaming benchmark")
+    parser.add_argument("--files", type=int, default=16)
+    parser.add_argument("--per-trigger", type=int, default=2)
     args = parser.parse_args()
+    if args.stream:
+        stream_main(args)
+        return
     spark = session()
     left_pd, right_pd = tables(args.rows, args.keys, args.span_s)
     left, right = cached(spark, left_pd), cached(spark, right_pd)

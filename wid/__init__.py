@@ -29,14 +29,14 @@ __version__ = "0.1.0"
 def run_pipeline(spec: Any, spark: Any = None) -> Any:
     """Run a `PipelineSpec` (from `pipeline`, or `load_pipeline`): a batch
     pipeline (or a `JoinPipelineSpec`, a window join) returns `wid.batch_pipeline.RunReport`, a streaming one (its source
-    is a stream) runs until its trigger stops and returns
+    is a stream; a window join of streams too) runs until its trigger stops and returns
     `wid.stream_pipeline.StreamReport`. Starts a Spark session from the
     spec's ``[spark]`` settings unless `spark` is given."""
     from wid import batch_pipeline
     from wid.spec.pipeline import JoinPipelineSpec
 
     spark = spark or batch_pipeline.session_for(spec)
-    if isinstance(spec, JoinPipelineSpec):
+    if isinstance(spec, JoinPipelineSpec) and not spec.source.is_stream:
         from wid.join_pipeline import run_join
 
         return run_join(spec, spark)

@@ -77,7 +77,7 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False,
     for note in _parquet_warnings(spec):
         err_console.print(f"[yellow]warning:[/] {note}")
 
-    if not isinstance(spec, JoinPipelineSpec) and spec.source.is_stream:
+    if spec.source.is_stream:
         _run_stream(spec, debug, quiet, metrics_port)
         return
 
@@ -121,7 +121,9 @@ def _run_stream(spec: Any, debug: bool, quiet: bool, metrics_port: int | None) -
             spark = session_for(spec)
         metrics = None
         if metrics_port is not None:
-            metrics = Metrics(spec.name, spec.window.kind, spec.window.late_data, tuple(s.name for s in spec.sources))
+            kind, late = (("window_join", spec.join.join.late_data) if isinstance(spec, JoinPipelineSpec)
+                          else (spec.window.kind, spec.window.late_data))
+            metrics = Metrics(spec.name, kind, late, tuple(s.name for s in spec.sources))
             metrics.serve(metrics_port)
             console.print(f"metrics: http://127.0.0.1:{metrics_port}/metrics")
         return run_stream(spec, spark, on_progress=line if not quiet else lambda _: None, metrics=metrics,

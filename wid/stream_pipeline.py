@@ -20,6 +20,7 @@ from typing import Any
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.streaming.query import StreamingQuery
 
 from wid.batch_pipeline import compile_pipeline
 from wid.errors import StateCapError, WidError
@@ -30,11 +31,12 @@ from wid.spark import stream_query
 from wid.spark.batch import WindowResult
 from wid.spark.errors import translate
 from wid.spark.explain import GB, state_bound
+from wid.spark.join import JoinResult
 from wid.spark.operator.output import KIND, STATS
 from wid.spark.operator.plan import late_rows_of, retractions_of, windows_of
 from wid.spark.operator.tally import tally
 from wid.spark.plan import group_cap_message, natural_key
-from wid.spec.pipeline import PipelineSpec
+from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
 from wid.spec.window import Window
 
 LOG = logging.getLogger("wid")
@@ -64,7 +66,7 @@ class StreamReport:
         return all(b.rows_in == b.rows_rejected + b.rows_late + b.rows_aggregated for b in self.batches)
 
 
-def checkpoint_of(spec: PipelineSpec) -> str:
+def checkpoint_of(spec: PipelineSpec | JoinPipelineSpec) -> str:
     """The pipeline's checkpoint directory (``<name>.checkpoint`` beside the TOML by default)."""
     return resolve(spec.stream.checkpoint or f"{spec.name}.checkpoint", spec.base_dir)
 
@@ -80,9 +82,9 @@ def startup_notes(spec: PipelineSpec, result: WindowResult) -> list[str]:
     return notes
 
 
-def tagged(result: WindowResult) -> DataFrame:
+def tagged(result: WindowResult | JoinResult) -> DataFrame:
     """Window rows (the WID operator's rows of every kind, when it runs the
-    window) and rejected rows in one stream: `TAG` says which; the
+    window or a join) and rejected rows in one stream: `TAG` says which; the
     dead-letter columns are prefixed with `DEAD`."""
     out = result.operator if result.operator is not None else result.output
     dead = result.rejected if result.rejected is not None else result.dead_letter
@@ -117,7 +119,15 @@ def _write_windows(windows: DataFrame, spec: PipelineSpec, key: list[str], on_ro
     on_rows(written if written is not None else windows.count())
 
 
-def _write_dead(dead: DataFrame, spec: PipelineSpec, batch_id: int) -> None:
+def untag(df: DataFrame, columns: list[str]) -> tuple[DataFrame, DataFrame]:
+    """(rejected rows in the dead-letter shape, the other rows' `columns`)
+    of one micro-batch of `tagged`."""
+    dead = df.where(F.col(TAG) == "d").select(*[F.col(c).alias(c[len(DEAD):]) for c in df.columns
+                                                if c.startswith(DEAD)])
+    return dead, df.where(F.col(TAG) == "w").select(*columns)
+
+
+def write_dead(dead: DataFrame, spec: PipelineSpec | JoinPipelineSpec, batch_id: int) -> None:
     grouped = dead_letter.grouped(dead, spec.name).withColumn("batch_id", F.lit(batch_id).cast("long"))
     if spec.dead_letter.kind != "console" or not grouped.isEmpty():
         sinks.write(grouped, spec.dead_letter, spec.base_dir, [*dead_letter.KEY, "batch_id"], title="dead letters")
@@ -135,13 +145,10 @@ def batch_writer(spec: PipelineSpec, result: WindowResult, on_rows: Callable[[in
     def handle(df: DataFrame, batch_id: int) -> None:
         df = df.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            dead = df.where(F.col(TAG) == "d").select(
-                *[F.col(c).alias(c[len(DEAD):]) for c in df.columns if c.startswith(DEAD)])
-            out = df.where(F.col(TAG) == "w")
+            dead, rows = untag(df, (result.operator or result.output).columns)
             if result.operator is None:
-                _write_windows(out.select(*columns), spec, key, on_rows)
+                _write_windows(rows, spec, key, on_rows)
             else:
-                rows = out.select(*result.operator.columns)
                 retracted = retractions_of(rows, spec.window)
                 if not retracted.isEmpty():
                     sinks.delete(retracted, spec.target, spec.base_dir, key)
@@ -150,45 +157,70 @@ def batch_writer(spec: PipelineSpec, result: WindowResult, on_rows: Callable[[in
                 tallies[batch_id] = tally(batch_id, dead.count(), stats)
                 if spec.window.late_data == "dlq":
                     dead = dead.unionByName(late_rows_of(rows))
-            _write_dead(dead, spec, batch_id)
+            write_dead(dead, spec, batch_id)
         finally:
             df.unpersist()
     return handle
 
 
-def run_stream(spec: PipelineSpec, spark: SparkSession,
+def run_stream(spec: PipelineSpec | JoinPipelineSpec, spark: SparkSession,
                on_progress: Callable[[stream_query.BatchTally], None] = lambda _: None,
                metrics: Metrics | None = None, on_notice: Callable[[str], None] = LOG.info) -> StreamReport:
     """Run a streaming pipeline until its trigger stops it (available-now,
     once) or it is interrupted, and return the report; `on_progress` sees
     each micro-batch's tally and `metrics` (if given) is kept current.
     Raises ConfigError, MissingDependencyError or StateCapError on errors a
-    user can fix."""
+    user can fix. A window-join pipeline runs by
+    `wid.join_stream_pipeline.run_join_stream`."""
+    if isinstance(spec, JoinPipelineSpec):
+        from wid.join_stream_pipeline import run_join_stream
+
+        return run_join_stream(spec, spark, on_progress, metrics, on_notice)
     started = time.monotonic()
     result = compile_pipeline(spark, spec)
     for line in startup_notes(spec, result):
         on_notice(line)
-    checkpoint = checkpoint_of(spec)
+    report, count = report_for(spec, metrics)
+    checkpoint = report.checkpoint
+    tallies: dict[int, stream_query.BatchTally] = {}
+    handle = batch_writer(spec, result, count, tallies)
+    query = stream_query.start(tagged(result), spec.window, checkpoint, handle, spec.stream.spark_trigger(),
+                               name=f"wid-{spec.name}")
+    tallier = stream_query.Tallier(spark, checkpoint)
+    operator = result.operator is not None
+    follow(query, report, lambda p: batch_tally(p, tallier, tallies, operator, report), metrics, on_progress)
+    report.elapsed_s = time.monotonic() - started
+    return report
+
+
+def report_for(spec: PipelineSpec | JoinPipelineSpec, metrics: Metrics | None
+               ) -> tuple[StreamReport, Callable[[int], None]]:
+    """An empty report of `spec`'s run, and the callback that counts rows
+    written to the target into it (and into `metrics`)."""
     report = StreamReport(spec.name, sinks.describe(spec.target, spec.base_dir),
-                          sinks.describe(spec.dead_letter, spec.base_dir), checkpoint)
+                          sinks.describe(spec.dead_letter, spec.base_dir), checkpoint_of(spec))
 
     def count(rows: int) -> None:
         report.windows_emitted += rows
         if metrics is not None:
             metrics.windows_written(rows)
-    tallies: dict[int, stream_query.BatchTally] = {}
-    handle = batch_writer(spec, result, count, tallies)
-    query = stream_query.start(tagged(result), spec.window, checkpoint, handle, spec.stream.spark_trigger(),
-                               name=f"wid-{spec.name}")
+    return report, count
+
+
+def follow(query: StreamingQuery, report: StreamReport, tally_of: Callable[[Any], stream_query.BatchTally],
+           metrics: Metrics | None, on_progress: Callable[[stream_query.BatchTally], None]) -> None:
+    """Wait for `query` to stop, adding each micro-batch's tally (from
+    its progress, by `tally_of`) to `report`, `metrics` and `on_progress`;
+    Spark errors a user can fix become wid's errors. Stops the query on
+    the way out."""
     seen = -1
-    tallier = stream_query.Tallier(spark, checkpoint)
     try:
         while True:
             done = query.awaitTermination(1)
             for progress in query.recentProgress:
                 if int(progress["batchId"]) > seen:
                     seen = int(progress["batchId"])
-                    got = _tally(progress, tallier, tallies, result.operator is not None, report)
+                    got = tally_of(progress)
                     report.batches.append(got)
                     if metrics is not None:
                         metrics.batch(got, progress)
@@ -202,11 +234,9 @@ def run_stream(spec: PipelineSpec, spark: SparkSession,
     finally:
         if query.isActive:
             query.stop()
-    report.elapsed_s = time.monotonic() - started
-    return report
 
 
-def _tally(progress: Any, tallier: stream_query.Tallier, tallies: dict[int, stream_query.BatchTally],
+def batch_tally(progress: Any, tallier: stream_query.Tallier, tallies: dict[int, stream_query.BatchTally],
            operator: bool, report: StreamReport) -> stream_query.BatchTally:
     """A micro-batch's counts: from the state store on the native path, from
     the operator's own counts (recorded by the writer) on the WID path."""
@@ -220,4 +250,4 @@ def _tally(progress: Any, tallier: stream_query.Tallier, tallies: dict[int, stre
     return replace(got, duration_ms=duration)
 
 
-__all__ = ["StreamReport", "checkpoint_of", "run_stream", "tagged"]
+__all__ = ["StreamReport", "batch_tally", "checkpoint_of", "follow", "report_for", "run_stream", "tagged", "untag", "write_dead"]

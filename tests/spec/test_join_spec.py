@@ -100,7 +100,8 @@ def joins(draw: st.DrawFn) -> WindowJoin:
     return WindowJoin(window=window, metrics=draw(metrics()), matching_column=keys if other is None else (keys, other),
                       time_column=time, use_system_time=system, time_unit=draw(st.sampled_from(["timestamp", "ms", "us"])),
                       max_delayed_time=delay, garbage_size=draw(st.sampled_from([5000, 1, 100_000])),
-                      null_fill=draw(st.sampled_from([{}, {"m0": 0}, {"price": -1.5, "flag": True, "s": "none"}])),
+                      null_fill=draw(st.sampled_from([{}, {"price": -1.5, "flag": True, "s": "none"}]
+                                                     + ([] if window == (0, 0) else [{"m0": 0}]))),  # (0, 0): m0 may be a list
                       sort_by_time=delay is None and draw(st.booleans()))
 
 
@@ -175,3 +176,23 @@ def test_facade_declares_a_join_pipeline_equal_to_its_toml() -> None:
     with pytest.raises(ConfigError) as err:
         pipeline(name="x", source={"format": "csv", "path": "f.csv"})
     assert err.value.field == "window"
+
+
+def test_late_data_reopen_is_refused_naming_the_field() -> None:
+    with pytest.raises(ConfigError, match="late_data"):
+        WindowJoin(window=(0, 1), metrics=(Aggregation("count", as_="n"),), matching_column="k", time_column="t",
+                   late_data="reopen")  # type: ignore[arg-type]
+
+
+def test_a_join_pipeline_over_streams_takes_a_stream_table() -> None:
+    streams = JOIN_TOML.replace('path = "f.csv"', 'path = "f"\nstream = true\nschema = "a INT"').replace(
+        'path = "w.csv"', 'path = "w"\nstream = true\nschema = "a INT"') + '[stream]\ntrigger = "10 seconds"\n'
+    spec = loads_pipeline(streams)
+    assert isinstance(spec, JoinPipelineSpec) and spec.stream.trigger == "10 seconds"
+    assert loads_pipeline(dumps_pipeline(spec)) == spec
+
+    @pipeline(name="fw", source=list(spec.sources), join=spec.join, stream={"trigger": "10 seconds"})
+    def fw() -> None:
+        """Departures with their weather, on streams."""
+
+    assert fw == spec

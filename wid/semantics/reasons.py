@@ -18,3 +18,7 @@ def bad_gap(column: str) -> str:
     """The reason for a NULL or non-positive per-row session gap."""
     return f"null or non-positive session gap: {column}"
 LATE = "late: its window was already emitted"
+# window joins on a stream (wid.semantics.window_join_stream)
+JOIN_LATE_RIGHT = "late: every window that could hold it has fired"
+JOIN_LATE_LEFT = "late: right rows its window needs were released (garbage_size)"
+JOIN_LATE_LEFT_ORDER = "late: behind its key's last left time (window (0, 0) needs left rows in time order)"

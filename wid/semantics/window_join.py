@@ -76,20 +76,23 @@ def window_join(left: Sequence[Row], right: Sequence[Row], join: WindowJoin, *,
     if join.use_system_time and now_us is None:
         raise ValueError("use_system_time needs now_us, the arrival instant")
     columns = list(left_columns if left_columns is not None else (left[0] if left else []))
-    good_left, dead = _split(left, join, "left", now_us)
-    good_right, dead_right = _split(right, join, "right", now_us)
+    good_left, dead = split_side(left, join, "left", now_us)
+    good_right, dead_right = split_side(right, join, "right", now_us)
     by_key: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
-    for r in sorted(good_right, key=_right_order(join)):
+    for r in sorted(good_right, key=right_order(join)):
         by_key[tuple(r[c] for c in join.right_keys)].append(r)
     extents = _special(good_left, by_key, join, columns) if join.special else _standard(good_left, by_key, join)
-    out = [row for lrow, extent in extents for row in _output(lrow, extent, join, columns, now_us)]
+    out = [row for lrow, extent in extents for row in joined_rows(lrow, extent, join, columns, now_us)]
     if join.sort_by_time:
         out.sort(key=lambda r: tuple(sql_sort_key(r[c]) for c in (join.output_time, *join.left_keys)))
     return OracleResult(out, dead + dead_right, len(left) + len(right))
 
 
-def _split(rows: Sequence[Row], join: WindowJoin, side: str,
+def split_side(rows: Sequence[Row], join: WindowJoin, side: str,
            now_us: int | None) -> tuple[list[dict[str, Any]], list[DeadLetter]]:
+    """`rows` of one `side` (``left``/``right``) split into good rows, each
+    with its time in epoch microseconds under `TS` (`now_us` with
+    `use_system_time`), and dead letters (NULL time or matching column)."""
     time = join.left_time if side == "left" else join.right_time
     keys = join.left_keys if side == "left" else join.right_keys
     good: list[dict[str, Any]] = []
@@ -105,8 +108,9 @@ def _split(rows: Sequence[Row], join: WindowJoin, side: str,
     return good, dead
 
 
-def _right_order(join: WindowJoin) -> Any:
-    """Right rows by time, ties by the non-aggregate metrics' columns."""
+def right_order(join: WindowJoin) -> Any:
+    """The sort key of right rows: by time, ties by the non-aggregate
+    metrics' columns (the order of a (0, 0) window's value lists)."""
     cols = list(dict.fromkeys(m.column for m in join.metrics if isinstance(m, ColumnMetric)))
     return lambda r: (r[TS], *(sql_sort_key(r[c]) for c in cols))
 
@@ -145,8 +149,12 @@ def _special(left: list[dict[str, Any]], by_key: dict[tuple[Any, ...], list[dict
     return out
 
 
-def _output(lrow: dict[str, Any], extent: list[dict[str, Any]], join: WindowJoin, columns: Sequence[str],
+def joined_rows(lrow: dict[str, Any], extent: list[dict[str, Any]], join: WindowJoin, columns: Sequence[str],
             now_us: int | None) -> list[dict[str, Any]]:
+    """The output rows of left row `lrow` over its `extent` (right rows with
+    `TS`, in `right_order`): one row, or one per right row for a
+    non-aggregate metric and a window (a, b); `null_fill` applied.
+    `now_us` is the `system_time` with `use_system_time`."""
     head: dict[str, Any] = {}
     if join.use_system_time:
         head[join.output_time] = now_us
@@ -171,4 +179,4 @@ def _fill(row: dict[str, Any], join: WindowJoin) -> dict[str, Any]:
     return {c: join.null_fill.get(c) if v is None and c in join.null_fill else v for c, v in row.items()}
 
 
-__all__ = ["window_join"]
+__all__ = ["TS", "joined_rows", "right_order", "split_side", "window_join"]

@@ -140,9 +140,17 @@ def operators(plan: str) -> dict[str, int]:
 def explain_join(result: JoinResult, spec: JoinPipelineSpec) -> Explanation:
     """Explain a compiled window join (DESIGN.md section 8)."""
     plan = physical_plan(result.output)
-    state = ("batch: nothing is kept between runs. Streaming: not in this release (a join on a stream "
-             "needs the WID operator: per key, the pending left rows and the right rows their windows can use)")
+    held = ("per key, the pending left rows and the right rows an unfired window can use, in Spark's state store, "
+            "checkpointed with the query; a key holding more than garbage_size right rows releases the others")
+    state = f"streaming, WID operator: {held}" if result.operator is not None else \
+        f"batch: nothing is kept between runs (on streams, the WID operator keeps {held})"
     warned = sink_warnings(spec)
+    if result.operator is not None:
+        warned.append("left rows whose window has not fired when the stream stops are not output: a right row of "
+                      "their key past the window's end (or max_delayed_time) fires them")
+        if spec.join.join.late_data == "drop":
+            warned.append("late rows are counted (wid_late_rows_total), not stored: set late_data = \"dlq\" to "
+                          "keep them in the dead letter")
     if spec.target.kind in ("sqlite", "postgres"):
         warned.append("rows are keyed by every column but the aggregate metrics: identical rows are stored once")
     return Explanation("window join", result.form, result.why, result.notes, state, tuple(warned),

@@ -59,6 +59,10 @@ class JoinResult:
       ``_wid_reason`` (NULL for a joined row), for the accounting identity
       ``rows_in = rows_rejected + rows_joined``.
     - `form`, `why`, `notes`: how it runs, for `wid explain`.
+    - `operator`: on streams, every row the WID operator outputs (fired
+      rows, late rows, per-shard counts; `wid.spark.operator.join_plan`),
+      and `rejected`, the rows rejected as bad input (`dead_letter` holds
+      them and the late rows).
     """
 
     output: DataFrame
@@ -67,13 +71,15 @@ class JoinResult:
     form: str = FORM
     why: str = WHY
     notes: tuple[str, ...] = ()
+    operator: DataFrame | None = None
+    rejected: DataFrame | None = None
 
 
 def window_join(left: DataFrame, right: DataFrame, window: tuple[int, int], metrics: Sequence[Metric | str],
                 matching_column: object, time_column: object = None, use_system_time: bool = False,
                 max_delayed_time: int | None = None, garbage_size: int = 5000,
                 null_fill: dict[str, str | int | float | bool] | None = None, sort_by_time: bool = False,
-                time_unit: str = "timestamp") -> DataFrame:
+                time_unit: str = "timestamp", late_data: str = "drop") -> DataFrame:
     """For each left row at time t, `metrics` over the right rows with the
     same `matching_column` and a time in ``[t + a, t + b]`` (`window` =
     (a, b) in milliseconds, both ends in; (0, 0) is ``[t_prev, t)``).
@@ -81,7 +87,10 @@ def window_join(left: DataFrame, right: DataFrame, window: tuple[int, int], metr
     `wid.spec.join.WindowJoin` for each and `wid.semantics.window_join`
     for the exact semantics.
 
-    `left` and `right` are batch DataFrames holding the matching and time
+    `left` and `right` are DataFrames (both batch, or both streams: then
+    the join runs on the WID operator with DolphinDB's trigger rules, see
+    `wid.semantics.window_join_stream`, and the output is an append-only
+    stream) holding the matching and time
     columns (a timestamp, or epoch ``ms``/``us`` integers by `time_unit`)
     and the right columns the metrics read. Output columns: the left time
     column (or ``system_time``), the matching columns (left names), the
@@ -103,7 +112,7 @@ def window_join(left: DataFrame, right: DataFrame, window: tuple[int, int], metr
                       matching_column=matching_column,
                       time_column=time_column, time_unit=time_unit, use_system_time=use_system_time,  # type: ignore[arg-type]
                       max_delayed_time=max_delayed_time, garbage_size=garbage_size, null_fill=dict(null_fill or {}),
-                      sort_by_time=sort_by_time)
+                      sort_by_time=sort_by_time, late_data=late_data)  # type: ignore[arg-type]
     return join_result(left, right, join).output
 
 
@@ -114,6 +123,8 @@ def join_result(left: DataFrame, right: DataFrame, join: WindowJoin, *, left_sou
     lp, rp = prepare_side(left, join, "left"), prepare_side(right, join, "right")
     columns = [c for c in left.columns if not c.startswith(PREFIX)]
     _check_aliases(join, columns)
+    if left.isStreaming or right.isStreaming:
+        return _stream_result(lp, rp, join, columns, left_source, right_source)
     good_left = lp.where(F.col(REASON).isNull()).drop(REASON)
     good_right = rp.where(F.col(REASON).isNull()).drop(REASON)
     out, notes = _plan(good_left, good_right, join, columns)
@@ -122,6 +133,34 @@ def join_result(left: DataFrame, right: DataFrame, join: WindowJoin, *, left_sou
         out = out.orderBy(join.output_time, *join.left_keys)
     dead = dead_letters(lp, left_source).unionByName(dead_letters(rp, right_source))
     return JoinResult(out, dead, lp.select(REASON).unionByName(rp.select(REASON)), notes=notes)
+
+
+def _stream_result(lp: DataFrame, rp: DataFrame, join: WindowJoin, columns: list[str], left_source: str,
+                   right_source: str) -> JoinResult:
+    """`join` over two prepared streams, on the WID operator
+    (`wid.spark.operator.join_plan`; semantics `wid.semantics.window_join_stream`)."""
+    from wid.spark.operator import join_plan
+
+    join_plan.check_stream_join(lp, rp, join)
+    rows = join_plan.operator_rows(lp, rp, join, left_source=left_source, right_source=right_source)
+    out = fired_output(rows, join, columns)
+    rejected = dead_letters(lp, left_source).unionByName(dead_letters(rp, right_source))
+    dead = rejected.unionByName(join_plan.late_rows_of(rows, left_source)) if join.late_data == "dlq" else rejected
+    notes = ("stream: a window fires when a right row of its key past its end arrives (or, with max_delayed_time, "
+             "any right row past end + max_delayed_time); at the end of a stream unfired windows stay unfired",
+             "stream: a key whose right side stops holds its pending left rows until max_delayed_time fires them; "
+             "right rows per key are released above garbage_size")
+    return JoinResult(out, dead, lp.select(REASON).unionByName(rp.select(REASON)), form=join_plan.FORM,
+                      why=join_plan.WHY, notes=notes, operator=rows, rejected=rejected)
+
+
+def fired_output(rows: DataFrame, join: WindowJoin, columns: list[str]) -> DataFrame:
+    """The joined rows among the WID operator's output `rows` (a stream, or
+    one micro-batch of it), in `window_join`'s output columns, `null_fill`
+    applied. `columns` are the left columns in input order."""
+    from wid.spark.operator.join_plan import fired_rows
+
+    return _null_fill(fired_rows(rows, join, columns), join)
 
 
 def prepare_side(df: DataFrame, join: WindowJoin, side: str) -> DataFrame:
@@ -350,4 +389,4 @@ def _notes(join: WindowJoin, ms: _Metrics) -> tuple[str, ...]:
     return tuple(notes)
 
 
-__all__ = ["JoinResult", "join_result", "natural_key", "prepare_side", "window_join"]
+__all__ = ["JoinResult", "fired_output", "join_result", "natural_key", "prepare_side", "window_join"]

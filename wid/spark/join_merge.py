@@ -93,7 +93,7 @@ def _bounds(spec: JoinMergeSpec, kid: np.ndarray, t: np.ndarray) -> tuple[np.nda
     return first, t - 1
 
 
-def _spread(values: pa.Array, where: np.ndarray) -> pa.Array:
+def spread(values: pa.Array, where: np.ndarray) -> pa.Array:
     """`values` (one per True of `where`) at those positions, NULL elsewhere."""
     if where.all():
         return values
@@ -112,7 +112,7 @@ def _merged(right: pa.Table, spec: JoinMergeSpec, rkid: np.ndarray, i0: np.ndarr
     local = np.cumsum(np.concatenate([[True], rkid[1:] != rkid[:-1]])) - 1
     some = full.any()  # merge at least one range so every field has its type
     lo, hi = (i0[full], i1[full]) if some else (np.zeros(1, dtype=np.int64), np.ones(1, dtype=np.int64))
-    return {name: _spread(arr, full) for name, arr in merge_fields(right, spec.fields, local, lo, hi).items()}
+    return {name: spread(arr, full) for name, arr in merge_fields(right, spec.fields, local, lo, hi).items()}
 
 
 def _nulls(right: pa.Table, fields: tuple[FieldOp, ...], n: int) -> dict[str, pa.Array]:
@@ -155,7 +155,7 @@ def _percentile(values: pa.Array, seg: np.ndarray, idx: np.ndarray, n_rows: int,
     return pa.array(low + (pos - lo) * (high - low), type=pa.float64(), mask=~has)
 
 
-def _raw(right: pa.Table, spec: JoinMergeSpec, i0: np.ndarray, i1: np.ndarray,
+def raw_values(right: pa.Table, spec: JoinMergeSpec, i0: np.ndarray, i1: np.ndarray,
          n_left: int) -> tuple[dict[str, pa.Array], dict[str, pa.Array], np.ndarray | None]:
     """(per-left-row columns: percentiles and, for the special window, value
     lists; per-output-row value columns; the left row of each output row, or
@@ -202,7 +202,7 @@ def join(batches: Iterator[pa.RecordBatch], spec: JoinMergeSpec) -> Iterator[pa.
     i0, i1 = ranges(rkid, ts[is_right], lkid, first, last)
     per_left: dict[str, pa.Array] = {c: left.column(c).combine_chunks() for c in spec.payload}
     per_left.update(_merged(right, spec, rkid, i0, i1))
-    more, per_row, row = _raw(right, spec, i0, i1, left.num_rows)
+    more, per_row, row = raw_values(right, spec, i0, i1, left.num_rows)
     per_left.update(more)
     if row is not None:
         take = pa.array(row)

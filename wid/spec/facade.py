@@ -59,19 +59,20 @@ def pipeline(*, name: str, source: SourceArg | list[SourceArg], window: Window |
     sinks = {"target": target_default if target is None else _part(SinkSpec, target, "target"),
              "dead_letter": dead_default if dead_letter is None else _part(SinkSpec, dead_letter, "dead_letter")}
     spec: PipelineSpec | JoinPipelineSpec
+    how = StreamSpec() if stream is None else _part(StreamSpec, stream, "stream")
     if join is not None:
-        if window is not None or transform_sql is not None or stream is not None:
-            raise ConfigError("join", "a join pipeline takes no window, transform_sql or stream",
+        if window is not None or transform_sql is not None:
+            raise ConfigError("join", "a join pipeline takes no window or transform_sql",
                               "prepare each side with the JoinStage's left_sql / right_sql")
-        spec = JoinPipelineSpec(name=name, source=first, more_sources=tuple(more), join=join, **sinks,
-                                spark=dict(spark or {}), base_dir=base_dir)
+        spec = JoinPipelineSpec(name=name, source=first, more_sources=tuple(more), join=join,
+                                target=sinks["target"], dead_letter=sinks["dead_letter"], spark=dict(spark or {}),
+                                stream=how, base_dir=base_dir)
     elif window is None:
         raise ConfigError("window", "missing", "give window=Window(...), or join=JoinStage(...)")
     else:
         spec = PipelineSpec(
             name=name, source=first, more_sources=tuple(more), window=window, **sinks,
-            transform_sql=transform_sql, spark=dict(spark or {}),
-            stream=StreamSpec() if stream is None else _part(StreamSpec, stream, "stream"), base_dir=base_dir)
+            transform_sql=transform_sql, spark=dict(spark or {}), stream=how, base_dir=base_dir)
 
     def decorate(_: Callable[..., Any]) -> PipelineSpec | JoinPipelineSpec:
         return spec

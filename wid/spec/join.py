@@ -90,7 +90,14 @@ class WindowJoin:
     - `null_fill`: {output column: value}; every NULL in that column is
       replaced, as DolphinDB's `nullFill` (left columns, right columns and
       aggregate results alike).
-    - `sort_by_time`: output ordered by the left time, then the keys.
+    - `sort_by_time`: output ordered by the left time, then the keys
+      (batch only: a stream's output has no global order, so a stream
+      refuses it).
+    - `late_data`: on a stream, what happens to a late row
+      (`wid.semantics.window_join_stream` says which rows are late):
+      ``drop`` (counted) or ``dlq`` (the dead letter, with a reason).
+      ``reopen`` is refused: a fired window is never re-emitted, as in
+      DolphinDB, whose engine outputs each left row once.
 
     Output columns: the left time column (or `system_time`), the matching
     columns (left names), the other left columns in input order, then the
@@ -111,6 +118,7 @@ class WindowJoin:
     garbage_size: int = 5000
     null_fill: dict[str, Scalar] = field(default_factory=dict)
     sort_by_time: bool = False
+    late_data: Literal["drop", "dlq"] = "drop"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "window", _window(self.window))
@@ -196,6 +204,11 @@ def _validate(j: WindowJoin) -> None:
     for name in ("use_system_time", "sort_by_time"):
         if not isinstance(getattr(j, name), bool):
             raise ConfigError(name, f"must be true or false, got {getattr(j, name)!r}")
+    late_data: object = j.late_data
+    if late_data not in ("drop", "dlq"):
+        hint = ("a window join outputs each left row once, when its window fires, and never corrects it"
+                if late_data == "reopen" else f"got {late_data!r}")
+        raise ConfigError("late_data", f"must be drop or dlq: {hint}", 'use late_data = "drop" or "dlq"')
     _validate_time(j)
     _validate_numbers(j)
     _validate_metrics(j)

@@ -214,9 +214,11 @@ class JoinPipelineSpec:
     """A window-join pipeline (DESIGN.md section 8): sources -> `join` (a
     `JoinStage`: which sources are the left and right tables, optional SQL
     pre-stages, the `WindowJoin`) -> `target`, with rejected rows of either
-    side going to `dead_letter`. It runs in batch: a join on a stream needs
-    the WID streaming operator. `spark` and `base_dir` are as in
-    `PipelineSpec`. Raises ConfigError naming the field."""
+    side going to `dead_letter`. It runs in batch, or, when every source is
+    a stream, on the WID streaming operator (`stream` as in `PipelineSpec`;
+    semantics: `wid.semantics.window_join_stream`). `spark` and `base_dir`
+    are as in `PipelineSpec`. Raises ConfigError naming the field, also when
+    streams and batch tables are mixed (a stream joins only a stream)."""
 
     name: str
     source: SourceSpec
@@ -225,6 +227,7 @@ class JoinPipelineSpec:
     dead_letter: SinkSpec
     more_sources: tuple[SourceSpec, ...] = ()
     spark: dict[str, Any] = field(default_factory=dict)
+    stream: StreamSpec = field(default_factory=StreamSpec)
     base_dir: str = field(default=".", compare=False)
 
     def __post_init__(self) -> None:
@@ -237,9 +240,9 @@ class JoinPipelineSpec:
             if getattr(self.join, f"{side}_sql") is None and name not in names:
                 raise ConfigError(f"join.{side}", f"no source named '{name}' (sources: {', '.join(names)})",
                                   'name a [[source]] table, or give that source name = "..."')
-        if any(s.is_stream for s in self.sources):
-            raise ConfigError("source.stream", "a window join on a stream needs the WID streaming operator, "
-                              "which this release does not have", "run the join in batch")
+        if len({s.is_stream for s in self.sources}) > 1:
+            raise ConfigError("source.stream", "a window join joins two streams or two tables, not a stream and "
+                              "a table", "make every source a stream (stream = true), or none")
 
     @property
     def sources(self) -> tuple[SourceSpec, ...]:

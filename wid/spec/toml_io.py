@@ -213,13 +213,14 @@ def loads_pipeline(text: str, base_dir: str = ".") -> PipelineSpec | JoinPipelin
     spark = doc.get("spark", {})
     if not isinstance(spark, dict):
         raise ConfigError("spark", "must be a table")
+    stream = build(StreamSpec, doc["stream"], "stream") if "stream" in doc else StreamSpec()
     if "join" in doc:
-        for key in ("transform", "stream"):
-            if key in doc:
-                raise ConfigError(key, "a join pipeline has none: it runs in batch, each side prepared by "
-                                  "join.left_sql / join.right_sql", f"remove [{key}]")
+        if "transform" in doc:
+            raise ConfigError("transform", "a join pipeline has none: each side is prepared by "
+                              "join.left_sql / join.right_sql", "remove [transform]")
         return JoinPipelineSpec(name=name, source=source, join=join_from_table(doc["join"]), target=target,
-                                dead_letter=dead, more_sources=tuple(more), spark=spark, base_dir=base_dir)
+                                dead_letter=dead, more_sources=tuple(more), spark=spark, stream=stream,
+                                base_dir=base_dir)
     transform = doc.get("transform", {})
     if not isinstance(transform, dict):
         raise ConfigError("transform", "must be a table")
@@ -229,7 +230,6 @@ def loads_pipeline(text: str, base_dir: str = ".") -> PipelineSpec | JoinPipelin
     if "window" not in transform:
         raise ConfigError("transform.window", "missing", "add a [transform.window] table (or a [join] table)")
     window = window_from_table(transform["window"])
-    stream = build(StreamSpec, doc["stream"], "stream") if "stream" in doc else StreamSpec()
     return PipelineSpec(name=name, source=source, window=window, target=target, dead_letter=dead,
                         transform_sql=transform.get("sql"), spark=spark, stream=stream, more_sources=tuple(more),
                         base_dir=base_dir)
@@ -258,7 +258,7 @@ def dumps_pipeline(spec: PipelineSpec | JoinPipelineSpec) -> str:
     doc.update({"target": _dump(spec.target), "dead_letter": _dump(spec.dead_letter)})
     if spec.spark:
         doc["spark"] = spec.spark
-    if isinstance(spec, PipelineSpec) and spec.stream != StreamSpec():
+    if spec.stream != StreamSpec():
         doc["stream"] = _dump(spec.stream)
     return tomli_w.dumps(doc)
 

@@ -19,12 +19,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from types import ModuleType
 
 from pyspark import cloudpickle
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
 import wid.aggregates.vector
 import wid.semantics.timeunits
@@ -154,16 +156,22 @@ def _output_schema(spark: SparkSession, prepared: DataFrame, window: Window, dea
     return T.StructType([*fields, T.StructField(STATS, T.StringType())])
 
 
+def operator_layout(spark: SparkSession) -> tuple[int, int]:
+    """(shuffle partitions, shards) of an operator plan; sets the RocksDB
+    state store, which transformWithState needs."""
+    if spark.conf.get("spark.sql.streaming.stateStore.providerClass", "") != ROCKSDB:
+        spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
+    partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
+    return partitions, int(spark.conf.get(SHARDS_CONF, str(partitions)) or partitions)
+
+
 def compile_operator(prepared_by: Mapping[str, DataFrame], punctuations_by: Mapping[str, DataFrame],
                      window: Window, pipeline: str) -> OperatorPlan:
     """The WID operator over several named sources (prepared rows, and the
     rows the punctuation predicate marks)."""
     first = next(iter(prepared_by.values()))
     spark = first.sparkSession
-    if spark.conf.get("spark.sql.streaming.stateStore.providerClass", "") != ROCKSDB:
-        spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)  # transformWithState needs it
-    partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
-    shards = int(spark.conf.get(SHARDS_CONF, str(partitions)) or partitions)
+    _, shards = operator_layout(spark)
     dead_letter = window.late_data == "dlq"
     originals = tuple(c for c in first.columns if not c.startswith(PREFIX)) if dead_letter else ()
     inputs = T.StructType([f for f in first.schema.fields if not f.name.startswith(PREFIX)])
@@ -175,18 +183,28 @@ def compile_operator(prepared_by: Mapping[str, DataFrame], punctuations_by: Mapp
     rows = functools.reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts)
     keys = window.punctuation.scope if window.punctuation is not None and window.punctuation.scope else \
         window.closing_columns
+    scoped = bool(window.punctuation is not None and window.punctuation.scope)
+    schema = _output_schema(spark, first, window, dead_letter)
+    return OperatorPlan(through_shards(rows, list(keys), WidProcessor(spec), schema, scoped=scoped), spec)
+
+
+def through_shards(rows: DataFrame, keys: list[str], processor: StatefulProcessor, schema: T.StructType, *,
+                   scoped: bool = False, shipped: tuple[ModuleType, ...] = ()) -> DataFrame:
+    """`rows` (the operator's input columns) sharded by ``pmod(xxhash64(keys),
+    shards)``, packed per shard, through `processor` (one call per shard and
+    micro-batch), and unpacked into `schema` (`wid.spark.operator.output`).
+    `shipped` modules go to executors by value with the operator's own."""
+    spark = rows.sparkSession
+    partitions, shards = operator_layout(spark)
     shard_of = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(shards)) if keys else F.lit(0)
     rows = rows.withColumn(SHARD, shard_of.cast("long")).withColumn(BATCH_MS, F.unix_millis(F.current_timestamp()))
-    for module in _SHIPPED:
+    for module in (*_SHIPPED, *shipped):
         cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]  # executors need no wid install
-    scoped = bool(window.punctuation is not None and window.punctuation.scope)
     packed = rows.mapInArrow(functools.partial(pack, keys=shard_keys(spark, shards, partitions), scoped=scoped),
                              T.StructType.fromJson(_packed_json()))
-    states = packed.groupBy(KEY).transformWithStateInPandas(WidProcessor(spec), OUTPUT_DDL, "Append", "None")
-    schema = _output_schema(spark, first, window, dead_letter)
+    states = packed.groupBy(KEY).transformWithStateInPandas(processor, OUTPUT_DDL, "Append", "None")
     arrow = to_arrow_schema(schema, timezone=spark.conf.get("spark.sql.session.timeZone") or "UTC")
-    unpacked = states.mapInArrow(functools.partial(unpack, schema=arrow), schema)
-    return OperatorPlan(unpacked, spec)
+    return states.mapInArrow(functools.partial(unpack, schema=arrow), schema)
 
 
 def _packed_json() -> dict[str, object]:
@@ -195,7 +213,8 @@ def _packed_json() -> dict[str, object]:
     return from_arrow_schema(PACKED).jsonValue()
 
 
-__all__ = ["OperatorPlan", "ROCKSDB", "SHARDS_CONF", "compile_operator", "operator_spec", "shard_keys"]
+__all__ = ["OperatorPlan", "ROCKSDB", "SHARDS_CONF", "compile_operator", "operator_layout", "operator_spec", "shard_keys",
+           "through_shards"]
 
 
 

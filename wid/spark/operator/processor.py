@@ -20,6 +20,7 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 
+from wid.semantics.watermark import SourceBatch
 from wid.spark.operator.engines import make_engine
 from wid.spark.operator.layout import OperatorSpec
 from wid.spark.operator.packing import DATA, KEY, SUMMARY, read_summaries, unpacked
@@ -85,8 +86,11 @@ class WidProcessor(StatefulProcessor):
             blobs.extend(frame[DATA])
             summaries.extend(frame[SUMMARY])
         sources, batch_ms = read_summaries(summaries)
-        out = run_batch(self.spec, self.store, make_engine(self.spec, self.store), unpacked(blobs), sources, batch_ms)
-        yield packed_output(int(key[0]), out)
+        yield packed_output(int(key[0]), self.run(unpacked(blobs), sources, batch_ms))
+
+    def run(self, rows: pa.Table, sources: dict[str, SourceBatch], batch_ms: int) -> ShardOutput:
+        """One shard's micro-batch: `run_batch` with the window's engine."""
+        return run_batch(self.spec, self.store, make_engine(self.spec, self.store), rows, sources, batch_ms)
 
     def close(self) -> None:
         pass

@@ -171,14 +171,21 @@ def keyed_after(keyed: pa.Table | None, punctuations: pa.Table, scope: tuple[str
     return both.group_by(list(scope), use_threads=False).aggregate([("p", "max")]).rename_columns([*scope, "p"])
 
 
+def load_meta(store: Store, shards: int) -> Meta:
+    """The shard's `Meta`. Raises RuntimeError when its state was written
+    with another shard count (the layout of every engine's state)."""
+    meta = Meta.loads(store.get("meta"))
+    if meta.shards is not None and meta.shards != shards:
+        raise RuntimeError(f"this checkpoint's state was written with {meta.shards} shards, not {shards}: "
+                           "set spark.wid.operator.shards back to it, or start from a new checkpoint")
+    return meta
+
+
 def run_batch(spec: OperatorSpec, store: Store, engine: Engine, rows: pa.Table,
               sources: Mapping[str, SourceBatch], batch_ms: int) -> ShardOutput:
     """Steps 1-4 of the module docstring for one shard and micro-batch.
     `rows` holds data and punctuation rows (`PUNCT`)."""
-    meta = Meta.loads(store.get("meta"))
-    if meta.shards is not None and meta.shards != spec.shards:
-        raise RuntimeError(f"this checkpoint's state was written with {meta.shards} shards, not {spec.shards}: "
-                           "set spark.wid.operator.shards back to it, or start from a new checkpoint")
+    meta = load_meta(store, spec.shards)
     keyed = load_keyed(store)
     is_punct = rows.column(PUNCT).to_numpy(zero_copy_only=False).astype(bool)
     data, puncts = rows.filter(pa.array(~is_punct)), rows.filter(pa.array(is_punct))
@@ -187,7 +194,7 @@ def run_batch(spec: OperatorSpec, store: Store, engine: Engine, rows: pa.Table,
     late = engine.late(data, cp)
     out = ShardOutput()
     if late.any():
-        out.late = _late_rows(spec, data.filter(pa.array(late)))
+        out.late = late_rows(spec.late_data, data.filter(pa.array(late)))
     accepted = ~late
     engine.add(data.filter(pa.array(accepted)), cp[accepted])
     meta.marks = meta.marks.advance(sources, batch_ms, spec.lateness_us, spec.idleness_ms)
@@ -210,15 +217,16 @@ def run_batch(spec: OperatorSpec, store: Store, engine: Engine, rows: pa.Table,
     return out
 
 
-def _late_rows(spec: OperatorSpec, late: pa.Table) -> pa.Table | None:
-    """Late rows for the dead letter (``dlq``): their original columns, source
-    and reason; None for the other policies (they are only counted)."""
-    if spec.late_data != "dlq":
+def late_rows(late_data: str, late: pa.Table, reason: str | pa.Array = LATE_REASON) -> pa.Table | None:
+    """Late rows for the dead letter (``dlq``): their original columns
+    (``_wid_o_`` prefix), source and `reason` (one, or one per row); None
+    for the other policies (they are only counted)."""
+    if late_data != "dlq":
         return None
     cols = [c for c in late.column_names if c.startswith(ORIGINAL) or c in (SRC, "_wid_file")]
-    table = late.select(cols)
-    return table.append_column("_wid_reason", pa.array([LATE_REASON] * late.num_rows, pa.string()))
+    why = reason if isinstance(reason, pa.Array) else pa.array([reason] * late.num_rows, pa.string())
+    return late.select(cols).append_column("_wid_reason", why)
 
 
 __all__ = ["Closing", "Engine", "LATE_REASON", "MemoryStore", "Meta", "ShardOutput", "Store", "keyed_after",
-           "load_keyed", "run_batch"]
+           "late_rows", "load_keyed", "load_meta", "run_batch"]
