@@ -40,7 +40,7 @@ from pyspark.sql import functions as F
 
 import wid
 from benchmarks.batch_windows import AGGS
-from benchmarks.harness import drain, events, machine, save, session, timed
+from benchmarks.harness import arrive_in_name_order, drain, events, machine, save, session, timed
 from wid.spark.operator.plan import windows_of
 from wid.spec import Punctuation, Window
 
@@ -79,6 +79,7 @@ def land(spark: Any, df: DataFrame, files: int, path: Path) -> None:
     last = spark.range(1).select(F.lit(None).cast("int").alias("k"), F.timestamp_micros(F.lit(FAR_US)).alias("ts"),
                                  F.lit(None).cast("double").alias("v"), F.lit(True).alias("punct"))
     last.write.mode("append").parquet(str(path / "zz-punctuation"))
+    arrive_in_name_order(path)
 
 
 def run_stream(spark: Any, path: Path, per_trigger: int, checkpoint: str) -> dict[str, Any]:
