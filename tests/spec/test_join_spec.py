@@ -184,14 +184,17 @@ def test_late_data_reopen_is_refused_naming_the_field() -> None:
                    late_data="reopen")  # type: ignore[arg-type]
 
 
+TRIGGER = "10 seconds"  # a Spark processing-time trigger
+
+
 def test_a_join_pipeline_over_streams_takes_a_stream_table() -> None:
     streams = JOIN_TOML.replace('path = "f.csv"', 'path = "f"\nstream = true\nschema = "a INT"').replace(
-        'path = "w.csv"', 'path = "w"\nstream = true\nschema = "a INT"') + '[stream]\ntrigger = "10 seconds"\n'
+        'path = "w.csv"', 'path = "w"\nstream = true\nschema = "a INT"') + f'[stream]\ntrigger = "{TRIGGER}"\n'
     spec = loads_pipeline(streams)
-    assert isinstance(spec, JoinPipelineSpec) and spec.stream.trigger == "10 seconds"
+    assert isinstance(spec, JoinPipelineSpec) and spec.stream.trigger == TRIGGER
     assert loads_pipeline(dumps_pipeline(spec)) == spec
 
-    @pipeline(name="fw", source=list(spec.sources), join=spec.join, stream={"trigger": "10 seconds"})
+    @pipeline(name="fw", source=list(spec.sources), join=spec.join, stream={"trigger": TRIGGER})
     def fw() -> None:
         """Departures with their weather, on streams."""
 
