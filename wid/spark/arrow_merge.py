@@ -25,7 +25,6 @@ import functools
 from collections.abc import Callable, Iterator, Sequence
 
 import pyarrow as pa
-from pyspark import cloudpickle
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -33,6 +32,7 @@ from pyspark.sql import types as T
 from wid.aggregates.spark import SparkAgg
 from wid.spark import pane_merge, pane_reduce
 from wid.spark.columns import PANE, WID, field
+from wid.spark.shipping import ship
 
 CONF = "spark.wid.paneMerge"  # "arrow" (default) or "spark" (JVM only)
 SUMMABLE = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType)
@@ -101,8 +101,7 @@ def _map(df: DataFrame, keys: Sequence[str], merge: Merge, ops: list[pane_merge.
     types = {f.name: f.dataType for f in df.schema.fields}
     out = [T.StructField(k, types[k]) for k in keys] + [T.StructField(WID, T.LongType())]
     out += [T.StructField(n, output_type(op, n, types)) for op in ops for n in op.outputs]
-    for module in (pane_merge, pane_reduce):
-        cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]
+    ship(pane_merge, pane_reduce)
     merged = df.mapInArrow(merge, T.StructType(out))
     return merged.select("*", *[F.col(src).alias(dst) for dst, src in copies.items()])
 

@@ -24,7 +24,6 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark import cloudpickle
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -38,6 +37,7 @@ from wid.spark.batch import dead_letters
 from wid.spark.columns import CORRUPT, PREFIX, REASON, TS, field
 from wid.spark.panes import by_key, getter
 from wid.spark.prepare import event_time_us, first_reason
+from wid.spark.shipping import ship
 from wid.spec.aggregation import Aggregation
 from wid.spec.join import SYSTEM_TIME, ColumnMetric, Metric, WindowJoin, metric_alias
 
@@ -303,8 +303,7 @@ def _plan(left: DataFrame, right: DataFrame, join: WindowJoin, columns: list[str
         payload=tuple(payload), ties=tuple(c for c in payload if _sortable(types[c])), fields=tuple(fields),
         ordered=tuple(dict.fromkeys(src for src, _ in ms.values if _sortable(types[src]))),
         percentiles=tuple(ms.percentiles), values=tuple(ms.values))
-    for module in (pane_merge, join_merge):
-        cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]  # executors need numpy, pyarrow
+    ship(pane_merge, join_merge)
     raw = [f"{RAW}{j}" for j in range(len(ms.raw))]
     inputs = dict.fromkeys([*payload, *keys, TS, SIDE, *(c for op in fields for c in op.inputs), *raw])
     merged = union.select(*inputs).mapInArrow(functools.partial(join_merge.join, spec=spec), T.StructType(schema))

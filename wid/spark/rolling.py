@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 
-from pyspark import cloudpickle
 from pyspark.sql import DataFrame
 from pyspark.sql import Window as W
 from pyspark.sql import functions as F
@@ -41,6 +40,7 @@ from wid.spark.operator import extents, layout, shard, tables, time_engine
 from wid.spark.panes import by_key
 from wid.spark.plan import Ctx, Planned
 from wid.spark.ranks import with_rank
+from wid.spark.shipping import ship
 
 
 def rolling(ctx: Ctx) -> Planned:
@@ -100,8 +100,7 @@ def _prefix_sums(ctx: Ctx, rows: DataFrame, schema: T.StructType) -> DataFrame |
                  for a in w.aggregations)
     extra = [f for f in rows.schema.fields if f.name in (TS, RANK)]
     out = T.StructType([*extra, *schema.fields])
-    for module in (rolling_merge, pane_merge, extents, time_engine, vector, tables, shard, layout):
-        cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]  # executors need no wid install
+    ship(rolling_merge, pane_merge, extents, time_engine, vector, tables, shard, layout)
     arrow = to_arrow_schema(out, timezone=ctx.rows.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC")
     step = functools.partial(rolling_merge.rolling_rows, aggs=aggs, aliases=tuple(a.as_ for a in w.aggregations),
                              keys=w.group_by, duration_us=(w.duration_ms or 0) * 1000, schema=arrow)

@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import ModuleType
 
-from pyspark import cloudpickle
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -57,6 +56,7 @@ from wid.spark.operator.processor import OUTPUT_DDL, WidProcessor
 from wid.spark.operator.tables import FILE, ORIGINAL, PTIME, PUNCT, SRC, TS
 from wid.spark.operator.time_engine import END, FINAL, START
 from wid.spark.prepare import prepare
+from wid.spark.shipping import ship
 from wid.spec.window import FINAL_COLUMN, Window
 
 US = 1000
@@ -198,8 +198,7 @@ def through_shards(rows: DataFrame, keys: list[str], processor: StatefulProcesso
     partitions, shards = operator_layout(spark)
     shard_of = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(shards)) if keys else F.lit(0)
     rows = rows.withColumn(SHARD, shard_of.cast("long")).withColumn(BATCH_MS, F.unix_millis(F.current_timestamp()))
-    for module in (*_SHIPPED, *shipped):
-        cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]  # executors need no wid install
+    ship(*_SHIPPED, *shipped)
     packed = rows.mapInArrow(functools.partial(pack, keys=shard_keys(spark, shards, partitions), scoped=scoped),
                              T.StructType.fromJson(_packed_json()))
     states = packed.groupBy(KEY).transformWithStateInPandas(processor, OUTPUT_DDL, "Append", "None")
