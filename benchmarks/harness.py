@@ -8,6 +8,7 @@ Spark prune unused aggregates). Each query runs once to warm up, then
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -98,11 +99,8 @@ def drain(operator: DataFrame, checkpoint: str, output: Callable[[DataFrame], Da
         peak[0] = max(peak[0], sum(s["state_groups"] for s in stats))
         df.unpersist()
 
-    started = time.perf_counter()
-    query = (operator.writeStream.foreachBatch(handle).option("checkpointLocation", checkpoint)
-             .trigger(availableNow=True).start())
-    query.awaitTermination()
-    return {"seconds": time.perf_counter() - started, "peak_state_rows": peak[0]}
+    seconds, _ = available_now(operator, handle, checkpoint)
+    return {"seconds": seconds, "peak_state_rows": peak[0]}
 
 
 def arrive_in_name_order(path: Path) -> None:
@@ -113,3 +111,26 @@ def arrive_in_name_order(path: Path) -> None:
     start = time.time() - 3600
     for i, file in enumerate(sorted(path.rglob("*.parquet"))):
         os.utime(file, (start + i, start + i))
+
+
+def available_now(stream: DataFrame, handle: Callable[[DataFrame, int], None], checkpoint: str,
+                  mode: str = "append") -> tuple[float, Any]:
+    """Run `stream` to its end with the available-now trigger, each
+    micro-batch through `handle` (``foreachBatch``). Returns the wall seconds
+    and the finished query (for its progress)."""
+    started = time.perf_counter()
+    query = (stream.writeStream.outputMode(mode).foreachBatch(handle).option("checkpointLocation", checkpoint)
+             .trigger(availableNow=True).start())
+    query.awaitTermination()
+    return time.perf_counter() - started, query
+
+
+def stream_parser(doc: str | None, rows: int, files: int) -> argparse.ArgumentParser:
+    """The arguments every streaming benchmark takes: --rows, --keys,
+    --files (landed Parquet files) and --per-trigger (files per micro-batch)."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    parser.add_argument("--rows", type=int, default=rows)
+    parser.add_argument("--keys", type=int, default=1000)
+    parser.add_argument("--files", type=int, default=files)
+    parser.add_argument("--per-trigger", type=int, default=2)
+    return parser

@@ -25,10 +25,8 @@ tumbling, and faster than native for hopping 60/1.
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +35,7 @@ from pyspark.sql import functions as F
 
 import wid
 from benchmarks.batch_windows import AGGS
-from benchmarks.harness import DAY_US, machine, save, session
+from benchmarks.harness import DAY_US, available_now, machine, save, session, stream_parser
 from benchmarks.stream_windows import LATENESS_MS, hand_written
 from wid.spark.operator.plan import late_rows_of, windows_of
 from wid.spec import Window
@@ -82,22 +80,14 @@ def run(output: DataFrame, checkpoint: str, operator: bool) -> dict[str, Any]:
             late.write.format("noop").mode("overwrite").save()
         df.unpersist()
 
-    started = time.perf_counter()
-    query = (output.writeStream.outputMode("append").foreachBatch(handle).option("checkpointLocation", checkpoint)
-             .trigger(availableNow=True).start())
-    query.awaitTermination()
-    seconds = time.perf_counter() - started
+    seconds, query = available_now(output, handle, checkpoint)
     ops = [op for p in query.recentProgress for op in (p["stateOperators"] or [])]
     return {**totals, "seconds": seconds, "peak_state_rows": max((int(o["numRowsTotal"]) for o in ops), default=0),
             "peak_state_bytes": max((int(o["memoryUsedBytes"]) for o in ops), default=0)}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=5_000_000)
-    parser.add_argument("--keys", type=int, default=1000)
-    parser.add_argument("--files", type=int, default=8)
-    parser.add_argument("--per-trigger", type=int, default=2)
+    parser = stream_parser(__doc__, rows=5_000_000, files=8)
     parser.add_argument("--kinds", default="tumbling,hopping")
     args = parser.parse_args()
     spark = session()

@@ -28,7 +28,6 @@ key bounded by the bins in the range.
 
 from __future__ import annotations
 
-import argparse
 import math
 import shutil
 import tempfile
@@ -40,7 +39,16 @@ from pyspark.sql import functions as F
 
 import wid
 from benchmarks.batch_windows import AGGS
-from benchmarks.harness import arrive_in_name_order, drain, events, machine, save, session, timed
+from benchmarks.harness import (
+    arrive_in_name_order,
+    drain,
+    events,
+    machine,
+    save,
+    session,
+    stream_parser,
+    timed,
+)
 from wid.spark.operator.plan import windows_of
 from wid.spec import Punctuation, Window
 
@@ -101,11 +109,7 @@ def run_stream(spark: Any, path: Path, per_trigger: int, checkpoint: str) -> dic
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=5_000_000)
-    parser.add_argument("--keys", type=int, default=1000)
-    parser.add_argument("--files", type=int, default=16)
-    parser.add_argument("--per-trigger", type=int, default=2)
+    parser = stream_parser(__doc__, rows=5_000_000, files=16)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     spark = session()

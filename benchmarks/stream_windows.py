@@ -21,10 +21,8 @@ query for tumbling, >= 10x for hopping 60/1.
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,7 +32,7 @@ from pyspark.sql import functions as F
 
 import wid
 from benchmarks.batch_windows import AGGS, spark_aggs
-from benchmarks.harness import events, machine, save, session
+from benchmarks.harness import available_now, events, machine, save, session, stream_parser
 from wid.spec import Window
 
 LATENESS_MS = 600_000
@@ -64,19 +62,12 @@ def run(output: DataFrame, mode: str, checkpoint: str) -> tuple[float, tuple[int
         df.write.format("noop").mode("overwrite").save()
         df.unpersist()
 
-    started = time.perf_counter()
-    query = (output.writeStream.outputMode(mode).foreachBatch(handle).option("checkpointLocation", checkpoint)
-             .trigger(availableNow=True).start())
-    query.awaitTermination()
-    return time.perf_counter() - started, (totals[0], totals[1])
+    seconds, _ = available_now(output, handle, checkpoint, mode)
+    return seconds, (totals[0], totals[1])
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=5_000_000)
-    parser.add_argument("--keys", type=int, default=1000)
-    parser.add_argument("--files", type=int, default=8)
-    parser.add_argument("--per-trigger", type=int, default=2)
+    parser = stream_parser(__doc__, rows=5_000_000, files=8)
     parser.add_argument("--kinds", default="tumbling,hopping")
     args = parser.parse_args()
     spark = session()

@@ -52,7 +52,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 import wid
-from benchmarks.harness import drain, machine, save, session, timed
+from benchmarks.harness import drain, machine, save, session, stream_parser, timed
 from wid.spark.join import fired_output, join_result
 from wid.spec import Aggregation
 from wid.spec.join import WindowJoin
@@ -189,14 +189,10 @@ def stream_main(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--keys", type=int, default=1000)
+    parser = stream_parser(__doc__, rows=1_000_000, files=16)
     parser.add_argument("--span-s", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--stream", action="store_true", help="the streaming benchmark")
-    parser.add_argument("--files", type=int, default=16)
-    parser.add_argument("--per-trigger", type=int, default=2)
     args = parser.parse_args()
     if args.stream:
         stream_main(args)
