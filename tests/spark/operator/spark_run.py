@@ -15,11 +15,13 @@ import pyarrow as pa
 
 import wid
 from tests.spark.operator.harness import emission_row
+from wid.semantics.oracle import DeadLetter
 from wid.semantics.stream_oracle import BatchResult, Emission, LateRow, MicroBatch
 from wid.spark.operator.output import KIND, STATS
 from wid.spark.operator.tables import ORIGINAL, SRC
 from wid.spark.operator.time_engine import FINAL, START
 from wid.spec.window import Window
+from wid.stream_pipeline import tagged, untag
 
 
 def land(root: Path, batches: list[MicroBatch]) -> None:
@@ -49,20 +51,25 @@ def run_on_spark(spark: Any, root: Path, batches: list[MicroBatch], window: Wind
         spark.conf.unset("spark.wid.streaming.path")
     assert result.operator is not None, result.planned.form
     seen: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    rejected: dict[int, list[DeadLetter]] = defaultdict(list)
 
-    def handle(frame: Any, batch_id: int) -> None:
-        seen[batch_id] = [r.asDict() for r in frame.collect()]
-    query = (result.operator.writeStream.foreachBatch(handle).option("checkpointLocation", str(root / "ck"))
+    def handle(frame: Any, batch_id: int) -> None:  # as a pipeline splits it: rejected rows, operator rows
+        dead, rows = untag(frame, result.operator.columns)
+        rejected[batch_id] = [DeadLetter(r["reason"], json.loads(r["row_json"]), r["source"]) for r in dead.collect()]
+        seen[batch_id] = [r.asDict() for r in rows.collect()]
+    query = (tagged(result).writeStream.foreachBatch(handle).option("checkpointLocation", str(root / "ck"))
              .trigger(availableNow=True).start())
     query.awaitTermination()
-    return [to_result(seen[b], window, schema.names) for b in sorted(seen)]
+    return [to_result(seen[b], window, schema.names, rejected[b]) for b in sorted(seen)]
 
 
-def to_result(rows: list[dict[str, Any]], window: Window, columns: Sequence[str] = ()) -> BatchResult:
-    """One micro-batch of operator output as a `BatchResult` (rows_in counts
-    the data rows the shards saw: rejected rows are not in this output;
-    `columns` are the input columns a rolling row carries)."""
-    out = BatchResult()
+def to_result(rows: list[dict[str, Any]], window: Window, columns: Sequence[str] = (),
+              rejected: Sequence[DeadLetter] = ()) -> BatchResult:
+    """One micro-batch of operator output as a `BatchResult`: rows_in counts
+    the data rows the shards saw plus the `rejected` rows of the same
+    micro-batch (the dead letter, which never reaches the shards);
+    `columns` are the input columns a rolling row carries."""
+    out = BatchResult(rejected=list(rejected), rows_in=len(rejected))
     for r in rows:
         kind = r[KIND]
         if kind == "w":

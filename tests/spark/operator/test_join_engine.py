@@ -48,7 +48,7 @@ def stream(rng: random.Random, disorder: int) -> list[MicroBatch]:
             rows.append(("right", {"t": t, "k": key, "v": rng.choice([None, -1.5, 0.0, 2.0, 3.25]),
                                    "w": rng.choice([None, 1, 2, 5])}))
     rows.sort(key=lambda r: r[1]["t"] + rng.randrange(disorder + 1))
-    cuts = sorted(rng.sample(range(len(rows) + 1), rng.randrange(0, 8)))
+    cuts = sorted(rng.sample(range(len(rows) + 1), min(len(rows) + 1, rng.randrange(0, 8))))
     bounds = [0, *cuts, len(rows)]
     return [MicroBatch(rows[a:b], i) for i, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False))]
 
