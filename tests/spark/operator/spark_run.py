@@ -60,7 +60,11 @@ def run_on_spark(spark: Any, root: Path, batches: list[MicroBatch], window: Wind
     query = (tagged(result).writeStream.foreachBatch(handle).option("checkpointLocation", str(root / "ck"))
              .trigger(availableNow=True).start())
     query.awaitTermination()
-    return [to_result(seen[b], window, schema.names, rejected[b]) for b in sorted(seen)]
+    results = [to_result(seen[b], window, schema.names, rejected[b]) for b in sorted(seen)]
+    for before, now in zip(results, results[1:], strict=False):
+        if now.watermark_us is None:  # no row reached the shards (all rejected): the watermark stays
+            now.watermark_us = before.watermark_us
+    return results
 
 
 def to_result(rows: list[dict[str, Any]], window: Window, columns: Sequence[str] = (),
