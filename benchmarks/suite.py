@@ -1,0 +1,211 @@
+"""The side-by-side harness: each scenario's engines measured the same way,
+checked to agree, and reported as medians and ratios to wid.
+
+An `Engine` is a name and a `measure(repeats)` that runs its query once to
+warm up (that run's output, as a pandas frame, is what the agreement check
+compares) and then `repeats` times, timed, into a sink that forces every
+output column. While it measures, a sampler records the peak resident memory
+of this process tree, by kind of process (`PeakRss`).
+
+A `Scenario` is a set of engines over the same generated data. `run_scenario`
+measures each, compares every engine's output to the first engine's (wid's),
+prints the table and returns the record that `benchmarks.__main__` saves. An
+engine whose output differs is reported as disagreeing and gets no ratio: no
+engine wins by computing less.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+Output = pd.DataFrame
+
+
+@dataclass
+class Run:
+    """One engine's measurement: timed runs (seconds), the warm-up output,
+    peak RSS in MiB per kind of process, and a note (why it did not run)."""
+
+    engine: str
+    runs_s: list[float] = field(default_factory=list)
+    output: Output | None = None
+    peak_rss_mib: dict[str, float] = field(default_factory=dict)
+    note: str = ""
+
+    @property
+    def median_s(self) -> float | None:
+        return statistics.median(self.runs_s) if self.runs_s else None
+
+
+@dataclass
+class Engine:
+    """An engine of a scenario: `measure(repeats)` returns its `Run`."""
+
+    name: str
+    measure: Callable[[int], Run]
+
+
+@dataclass
+class Scenario:
+    """Engines over the same data. `rows` (input rows) gives throughput;
+    `keys` are the output columns that identify a row (the rest are
+    compared as numbers)."""
+
+    name: str
+    title: str
+    rows: int
+    keys: Sequence[str]
+    engines: list[Engine]
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+class PeakRss:
+    """Samples, every `every_s`, the resident memory of this process and its
+    descendants, summed by kind: ``python`` (this process, the driver),
+    ``jvm`` (Spark's or Flink's JVM: in local mode Spark's driver and
+    executor share it) and ``workers`` (everything else, e.g. Spark's Python
+    workers). Keeps the peak of each sum, in MiB."""
+
+    def __init__(self, every_s: float = 0.1) -> None:
+        self.every_s, self.peak = every_s, {"python": 0.0, "jvm": 0.0, "workers": 0.0}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> PeakRss:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _loop(self) -> None:
+        import psutil
+
+        me = psutil.Process()
+        while not self._stop.is_set():
+            sums = {"python": 0.0, "jvm": 0.0, "workers": 0.0}
+            for p in [me, *me.children(recursive=True)]:
+                try:
+                    kind = "python" if p.pid == me.pid else "jvm" if p.name() == "java" else "workers"
+                    sums[kind] += p.memory_info().rss / 2**20
+                except psutil.Error:
+                    continue
+            self.peak = {k: max(self.peak[k], v) for k, v in sums.items()}
+            self._stop.wait(self.every_s)
+
+
+def in_process(name: str, run: Callable[[bool], Output | None], repeats: int) -> Run:
+    """Measure `run` in this process: ``run(True)`` is the warm-up and
+    returns the output; ``run(False)`` computes everything into a sink."""
+    with PeakRss() as rss:
+        output = run(True)
+        runs = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            run(False)
+            runs.append(time.perf_counter() - started)
+    return Run(name, runs, output, rss.peak)
+
+
+def engine(name: str, run: Callable[[bool], Output | None]) -> Engine:
+    """An in-process `Engine` (see `in_process`)."""
+    return Engine(name, lambda repeats: in_process(name, run, repeats))
+
+
+def canonical(df: Output, keys: Sequence[str]) -> Output:
+    """`df` with columns in name order and rows sorted by `keys`, integer
+    columns as int64 and the other numbers as float64."""
+    df = df[sorted(df.columns)].copy()
+    for c in df.columns:
+        if c in keys or pd.api.types.is_integer_dtype(df[c]):
+            df[c] = df[c].astype("int64") if pd.api.types.is_numeric_dtype(df[c]) else df[c]
+        else:
+            df[c] = df[c].astype("float64")
+    return df.sort_values(list(keys), kind="stable").reset_index(drop=True)
+
+
+def disagreement(reference: Output, other: Output, keys: Sequence[str]) -> str | None:
+    """Why `other` is not the same result as `reference` (None when it is):
+    the same columns and rows; keys and integers equal; other numbers
+    within a relative 1e-9 (sums in another order round differently)."""
+    if sorted(reference.columns) != sorted(other.columns):
+        return f"columns {sorted(other.columns)} != {sorted(reference.columns)}"
+    if len(reference) != len(other):
+        return f"{len(other)} rows != {len(reference)}"
+    a, b = canonical(reference, keys), canonical(other, keys)
+    for c in a.columns:
+        x, y = a[c].to_numpy(), b[c].to_numpy()
+        same = np.isclose(x, y, rtol=1e-9, atol=1e-9, equal_nan=True) if x.dtype == np.float64 else x == y
+        if not np.all(same):
+            i = int(np.argmin(same))
+            return f"column {c} differs, first at row {i}: {y[i]!r} != {x[i]!r}"
+    return None
+
+
+def checksum(df: Output, keys: Sequence[str]) -> str:
+    """A short digest of `df` (canonical form, floats to 6 significant digits)."""
+    c = canonical(df, keys)
+    for col in c.columns:
+        if c[col].dtype == np.float64:
+            c[col] = [float(f"{v:.6g}") for v in c[col]]
+    return hashlib.sha256(pd.util.hash_pandas_object(c, index=False).to_numpy().tobytes()).hexdigest()[:12]
+
+
+def run_scenario(s: Scenario, repeats: int) -> dict[str, Any]:
+    """Measure every engine of `s`, check agreement with the first, print
+    the table; returns the record (no outputs, only their checksums)."""
+    runs: list[Run] = []
+    for e in s.engines:
+        try:
+            runs.append(e.measure(repeats))
+        except Unavailable as why:
+            runs.append(Run(e.name, note=f"not run: {why}"))
+    reference = runs[0]
+    rows = []
+    for r in runs:
+        why = None if r.output is None or reference.output is None else disagreement(reference.output, r.output, s.keys)
+        if why:
+            r.note = f"DISAGREES with {reference.engine}: {why}"
+        ratio = None if why or r.median_s is None or reference.median_s is None else r.median_s / reference.median_s
+        rows.append({"engine": r.engine, "median_s": r.median_s, "runs_s": r.runs_s, "ratio_to_wid": ratio,
+                     "rows_per_s": s.rows / r.median_s if r.median_s else None, "peak_rss_mib": r.peak_rss_mib,
+                     "output_rows": None if r.output is None else len(r.output),
+                     "checksum": None if r.output is None else checksum(r.output, s.keys),
+                     "agrees": None if r.output is None else not why, "note": r.note})
+    record = {"scenario": s.name, "title": s.title, "rows": s.rows, "params": s.params, "engines": rows}
+    print_table(record)
+    return record
+
+
+class Unavailable(RuntimeError):
+    """An engine that cannot run here (a peer not installed); the message
+    says how to install it."""
+
+
+def print_table(record: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"{record['scenario']}: {record['title']}")
+    for col in ("engine", "median s", "x wid", "rows/s", "peak RSS MiB (py/jvm/workers)", "out rows", "note"):
+        t.add_column(col)
+    for r in record["engines"]:
+        rss = "/".join(f"{r['peak_rss_mib'].get(k, 0):.0f}" for k in ("python", "jvm", "workers")) \
+            if r["peak_rss_mib"] else ""
+        t.add_row(r["engine"], fmt(r["median_s"], ".3f"), fmt(r["ratio_to_wid"], ".2f"),
+                  fmt(r["rows_per_s"], ",.0f"), rss, fmt(r["output_rows"], ","), r["note"])
+    Console(width=200).print(t)
+
+
+def fmt(value: float | None, spec: str) -> str:
+    return "" if value is None else format(value, spec)
