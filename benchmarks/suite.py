@@ -16,6 +16,7 @@ engine wins by computing less.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import statistics
 import threading
@@ -69,18 +70,28 @@ class Scenario:
 
 
 class PeakRss:
-    """Samples, every `every_s`, the resident memory of this process and its
-    descendants, summed by kind: ``python`` (this process, the driver),
-    ``jvm`` (Spark's or Flink's JVM: in local mode Spark's driver and
-    executor share it) and ``workers`` (everything else, e.g. Spark's Python
-    workers). Keeps the peak of each sum, in MiB."""
+    """Samples, every `every_s`, the resident memory of this process tree and
+    keeps the peak of three sums, in MiB:
+
+    - ``driver``: this process's growth over its size at the start (an
+      in-process peer such as DuckDB, Bytewax or Pathway lives here);
+    - ``spark``: the processes that already ran below this one at the start
+      (Spark's JVM, driver and executor in one in local mode, and its Python
+      workers): a Spark engine's memory;
+    - ``new``: processes started during the measurement (PyFlink's Python
+      and JVM)."""
 
     def __init__(self, every_s: float = 0.1) -> None:
-        self.every_s, self.peak = every_s, {"python": 0.0, "jvm": 0.0, "workers": 0.0}
+        self.every_s, self.peak = every_s, {"driver": 0.0, "spark": 0.0, "new": 0.0}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
     def __enter__(self) -> PeakRss:
+        import psutil
+
+        self._me = psutil.Process()
+        self._base = self._me.memory_info().rss
+        self._old = {c.pid for c in self._me.children()}
         self._thread.start()
         return self
 
@@ -89,19 +100,27 @@ class PeakRss:
         self._thread.join()
 
     def _loop(self) -> None:
-        import psutil
-
-        me = psutil.Process()
         while not self._stop.is_set():
-            sums = {"python": 0.0, "jvm": 0.0, "workers": 0.0}
-            for p in [me, *me.children(recursive=True)]:
-                try:
-                    kind = "python" if p.pid == me.pid else "jvm" if p.name() == "java" else "workers"
-                    sums[kind] += p.memory_info().rss / 2**20
-                except psutil.Error:
-                    continue
+            sums = {"driver": max(0, self._me.memory_info().rss - self._base) / 2**20, "spark": 0.0, "new": 0.0}
+            for child in self._me.children():
+                kind = "spark" if child.pid in self._old else "new"
+                sums[kind] += tree_rss(child) / 2**20
             self.peak = {k: max(self.peak[k], v) for k, v in sums.items()}
             self._stop.wait(self.every_s)
+
+
+def tree_rss(process: Any) -> int:
+    """Resident bytes of `process` and its descendants (gone ones count 0)."""
+    import psutil
+
+    total = 0
+    try:
+        for p in [process, *process.children(recursive=True)]:
+            with contextlib.suppress(psutil.Error):
+                total += p.memory_info().rss
+    except psutil.Error:
+        pass
+    return total
 
 
 def in_process(name: str, run: Callable[[bool], Output | None], repeats: int) -> Run:
@@ -197,10 +216,10 @@ def print_table(record: dict[str, Any]) -> None:
     from rich.table import Table
 
     t = Table(title=f"{record['scenario']}: {record['title']}")
-    for col in ("engine", "median s", "x wid", "rows/s", "peak RSS MiB (py/jvm/workers)", "out rows", "note"):
+    for col in ("engine", "median s", "x wid", "rows/s", "peak RSS MiB driver+/spark/new", "out rows", "note"):
         t.add_column(col)
     for r in record["engines"]:
-        rss = "/".join(f"{r['peak_rss_mib'].get(k, 0):.0f}" for k in ("python", "jvm", "workers")) \
+        rss = "/".join(f"{r['peak_rss_mib'].get(k, 0):.0f}" for k in ("driver", "spark", "new")) \
             if r["peak_rss_mib"] else ""
         t.add_row(r["engine"], fmt(r["median_s"], ".3f"), fmt(r["ratio_to_wid"], ".2f"),
                   fmt(r["rows_per_s"], ",.0f"), rss, fmt(r["output_rows"], ","), r["note"])
