@@ -12,12 +12,12 @@ was dropped, not merely still open. For those windows:
   whose answer differs at all, dropped ones included.
 - **latency**, averaged over the emitted windows, three ways, all free of
   wall-clock noise:
-  - `latency_ms`: the *arrival clock* at the end of the emitting micro-batch
-    minus the window end. The arrival clock after i rows is the i-th
-    smallest event time: rows arrive at the pace of their event times, so it
-    is the wall clock of a source delivering the in-order stream's rate, and
-    disorder is a delay in transport. This is the paper's latency (output
-    time after the window's end) and the x axis of the plots;
+  - `latency_ms`: the arrival time (`benchmarks.disorder.streams`) of the
+    emitting micro-batch's last row minus the window end: how long after
+    the window's end, on the wall clock of the sources, its answer came out
+    (micro-batches processed instantly). This is the paper's latency and the
+    x axis of the plots; it is never negative, as no closing point passes
+    the largest event time arrived;
   - `closing_latency_ms`: the closing point (watermark or punctuation) after
     that micro-batch minus the window end: how far the closing point
     overshot the end (micro-batch granularity and jumps of the largest time
@@ -43,7 +43,7 @@ from benchmarks.disorder.streams import Stream, batches
 @dataclass(frozen=True)
 class Arrivals:
     """Per micro-batch b of an arrival order: `clock_ms[b]`, the arrival
-    clock at its end (the module docstring), and `after[b, j]`, how many
+    time of its last row, and `after[b, j]`, how many
     arrived rows have ``ts >= first_end_ms + j * hop_ms``."""
 
     clock_ms: np.ndarray
@@ -62,7 +62,7 @@ def arrivals(arrival: Stream, batch_rows: int, hop_ms: int) -> Arrivals:
     ends on the grid of `hop_ms`, as hopping windows aligned to the epoch)."""
     n, count = len(arrival), batches(len(arrival), batch_rows)
     last = np.minimum(n, (np.arange(count) + 1) * batch_rows) - 1
-    clock = np.sort(arrival.ts_ms)[last]
+    clock = arrival.arrive_ms[last]
     first = int(arrival.ts_ms.min()) // hop_ms
     cell = arrival.ts_ms // hop_ms - first  # row counts for ends <= its time: ends first..first+cell
     cells = int(cell.max()) + 2

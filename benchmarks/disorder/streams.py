@@ -5,20 +5,26 @@ punctuations (NumPy, deterministic seeds).
 ``[0, keys)``, ``v`` float64 uniform in ``[0, 1)``, and event times
 ``ts_ms`` (int64, epoch ms) drawn uniformly over ``rows / rate_per_s``
 seconds from 2026-01-01T00:00Z and sorted, so about `rate_per_s` rows per
-second of event time.
+second of event time. Each row also has an arrival time ``arrive_ms``
+(the wall clock when it reaches the operator, in the same ms): here its
+event time; the disorders delay it, never below the event time, and keep
+arrival times non-decreasing in arrival order.
 
 **Bounded disorder** (`bounded`, parameter D ms): each row gets a delay
 ``u`` uniform in ``[0, D]`` and rows arrive in order of ``ts + u`` (ties in
 event-time order). So a row is overtaken only by rows at most D ms older
 than itself: for every arrival position j, ``ts[j] >= max(ts[:j]) - D``.
 A watermark of ``max seen - D`` is therefore exact (no row arrives behind
-it), and any slack below D can make rows late.
+it), and any slack below D can make rows late. A row arrives at
+``ts + u``.
 
 **Block-sorted disorder** (`block_sorted`, parameter B rows): the in-order
 stream is cut into consecutive blocks of B rows (the last may be shorter);
 blocks arrive in order and the rows inside each block in a uniformly random
 order. The result is a permutation of the stream; a row is displaced by
 fewer than B positions, and by at most the event-time span of its block.
+A block arrives once complete: each row at the largest event time of its
+block (a sender that buffers B rows and flushes them scrambled).
 
 **Punctuations** (`punctuations`, every P ms, lag L ms): an external source
 that knows the stream it describes. For each grid value ``p = i * P``
@@ -47,18 +53,22 @@ from benchmarks.data import EPOCH_2026_MS
 @dataclass(frozen=True)
 class Stream:
     """Rows in arrival order: ``k`` int32, ``ts_ms`` int64 (epoch ms),
-    ``v`` float64, all of one length."""
+    ``v`` float64 and ``arrive_ms`` int64 (epoch ms, non-decreasing, at
+    least ``ts_ms``), all of one length."""
 
     k: np.ndarray
     ts_ms: np.ndarray
     v: np.ndarray
+    arrive_ms: np.ndarray
 
     def __len__(self) -> int:
         return len(self.ts_ms)
 
-    def take(self, order: np.ndarray) -> Stream:
-        """The rows in the order of the indices `order`."""
-        return Stream(self.k[order], self.ts_ms[order], self.v[order])
+    def take(self, order: np.ndarray, arrive_ms: np.ndarray | None = None) -> Stream:
+        """The rows in the order of the indices `order`, arriving at
+        `arrive_ms` (given in the new order; default: as they did)."""
+        arrive = self.arrive_ms[order] if arrive_ms is None else arrive_ms
+        return Stream(self.k[order], self.ts_ms[order], self.v[order], arrive)
 
 
 @dataclass(frozen=True)
@@ -75,13 +85,14 @@ def in_order(rows: int, keys: int, rate_per_s: int, seed: int) -> Stream:
     rng = np.random.default_rng(seed)
     span_ms = max(1, rows * 1000 // rate_per_s)
     ts = EPOCH_2026_MS + np.sort(rng.integers(0, span_ms, rows, dtype=np.int64))
-    return Stream(rng.integers(0, keys, rows, dtype=np.int32), ts, rng.random(rows))
+    return Stream(rng.integers(0, keys, rows, dtype=np.int32), ts, rng.random(rows), ts.copy())
 
 
 def bounded(stream: Stream, disorder_ms: int, seed: int) -> Stream:
     """`stream` (in event-time order) delayed by up to `disorder_ms` per row."""
-    delay = np.random.default_rng(seed).integers(0, disorder_ms + 1, len(stream), dtype=np.int64)
-    return stream.take(np.argsort(stream.ts_ms + delay, kind="stable"))
+    arrive = stream.ts_ms + np.random.default_rng(seed).integers(0, disorder_ms + 1, len(stream), dtype=np.int64)
+    order = np.argsort(arrive, kind="stable")
+    return stream.take(order, arrive[order])
 
 
 def block_sorted(stream: Stream, block_rows: int, seed: int) -> Stream:
@@ -90,7 +101,9 @@ def block_sorted(stream: Stream, block_rows: int, seed: int) -> Stream:
         raise ValueError(f"block_rows must be at least 1, got {block_rows}")
     block = np.arange(len(stream)) // block_rows
     shuffle = np.random.default_rng(seed).random(len(stream))
-    return stream.take(np.lexsort((shuffle, block)))
+    flushed = np.maximum.reduceat(stream.ts_ms, np.arange(0, len(stream), block_rows))
+    order = np.lexsort((shuffle, block))
+    return stream.take(order, flushed[block])
 
 
 def suffix_min(ts_ms: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ precisely in `benchmarks.disorder.streams`; the operator set-up is in
 Each record's ``points`` hold one measurement per handling: slack sweeps
 ``slacks_ms`` (the watermark is ``max seen - slack``), punctuations come
 every ``every_ms`` (exact, as early as possible). Each point has the
-latency (arrival-clock ms past the window end when it emitted; also in rows)
+latency (ms of arrival time past the window end when it emitted; also in rows)
 and the error (mean count and sum error %, share of incorrect windows)
 against the exact answer of every window ending by the horizon.
 
@@ -55,7 +55,7 @@ class Sizes:
     disorder_ms: int = 2_000
     block_rows: int = 2_000
     slacks_ms: tuple[int, ...] = (0, 250, 500, 1_000, 1_500, 2_000, 3_000)
-    every_ms: tuple[int, ...] = (250, 1_000)
+    every_ms: tuple[int, ...] = (1_000, 2_500)
 
 
 QUICK = Sizes(rows=50_000, keys=20, rate_per_s=1_000, batch_rows=250)
@@ -132,7 +132,7 @@ def plot(records: list[dict[str, Any]], out: Path) -> list[Path]:
         for ax, metric, label in ((axes[0], "count_err_pct", "mean count error (%)"),
                                   (axes[1], "incorrect_pct", "incorrect windows (%)")):
             curves(ax, record["points"], metric)
-            ax.set_xlabel("latency: arrival clock past the window end (ms)")
+            ax.set_xlabel("latency: arrival time past the window end (ms)")
             ax.set_ylabel(label)
             ax.grid(alpha=0.3)
         axes[0].legend(fontsize=8)
@@ -148,7 +148,7 @@ def plot(records: list[dict[str, Any]], out: Path) -> list[Path]:
 
 def curves(ax: Any, points: list[dict[str, Any]], metric: str) -> None:
     """One line per (completeness, late mode), its points labelled by the
-    slack or punctuation period."""
+    slack (ms) or punctuation period (``P`` ms)."""
     style = {("slack", "consistent"): "o-", ("slack", "generous"): "s--",
              ("punctuation", "consistent"): "*-", ("punctuation", "generous"): "x:"}
     for (completeness, mode), fmt_ in style.items():
@@ -159,5 +159,5 @@ def curves(ax: Any, points: list[dict[str, Any]], metric: str) -> None:
                 markersize=9 if completeness == "punctuation" else 5)
         for p in mine:
             if mode == "consistent":
-                ax.annotate(f"{p[knob]}", (p["latency_ms"], p[metric]), fontsize=7, xytext=(3, 3),
-                            textcoords="offset points")
+                text = f"P {p[knob]}" if knob == "every_ms" else f"{p[knob]}"
+                ax.annotate(text, (p["latency_ms"], p[metric]), fontsize=7, xytext=(3, 3), textcoords="offset points")

@@ -51,10 +51,23 @@ def test_block_sorted_is_a_permutation_that_keeps_blocks(stream: Stream, block_r
     arrival = block_sorted(stream, block_rows, seed=3)
     pd.testing.assert_frame_equal(rows_of(arrival), rows_of(stream))
     for lo in range(0, ROWS, block_rows):
-        mine = Stream(*(a[lo:lo + block_rows] for a in (arrival.k, arrival.ts_ms, arrival.v)))
-        theirs = Stream(*(a[lo:lo + block_rows] for a in (stream.k, stream.ts_ms, stream.v)))
+        part = np.arange(lo, min(lo + block_rows, ROWS))
+        mine, theirs = arrival.take(part), stream.take(part)
         pd.testing.assert_frame_equal(rows_of(mine), rows_of(theirs))
     assert np.any(np.diff(arrival.ts_ms) < 0) == (block_rows > 1)
+
+
+@pytest.mark.parametrize("disorder", ["none", "bounded", "block"])
+def test_rows_arrive_in_time_order_and_never_before_they_happen(stream: Stream, disorder: str) -> None:
+    arrival = {"none": stream, "bounded": bounded(stream, D_MS, 1), "block": block_sorted(stream, B_ROWS, 1)}[disorder]
+    wait = arrival.arrive_ms - arrival.ts_ms
+    assert np.all(np.diff(arrival.arrive_ms) >= 0) and np.all(wait >= 0)
+    if disorder == "bounded":
+        assert wait.max() <= D_MS
+    if disorder == "block":  # a block arrives when its last row has happened
+        for lo in range(0, ROWS, B_ROWS):
+            assert np.all(arrival.arrive_ms[lo:lo + B_ROWS] == arrival.ts_ms[lo:lo + B_ROWS].max())
+    assert disorder != "none" or np.array_equal(arrival.arrive_ms, arrival.ts_ms)
 
 
 @pytest.mark.parametrize("disorder", ["bounded", "block"])
@@ -81,7 +94,7 @@ def test_exact_windows_match_a_row_by_row_count(stream: Stream) -> None:
         while start > ts - DURATION_MS:  # [start, start + duration) holds ts
             expected.setdefault((int(k), int(start)), []).append(float(v))
             start -= HOP_MS
-    small = exact_windows(Stream(arrival.k[:300], arrival.ts_ms[:300], arrival.v[:300]), DURATION_MS, HOP_MS)
+    small = exact_windows(arrival.take(np.arange(300)), DURATION_MS, HOP_MS)
     assert len(small) == len(expected)
     for row in small.itertuples():
         values = expected[(row.k, row.start_ms)]
@@ -116,6 +129,7 @@ def test_slack_covering_the_bound_gives_the_exact_windows(stream: Stream, mode: 
 def test_exact_punctuations_give_the_exact_windows(stream: Stream, disorder: str, mode: str) -> None:
     arrival = bounded(stream, D_MS, 8) if disorder == "bounded" else block_sorted(stream, B_ROWS, 8)
     figures, both = run(arrival, Handling("punctuation", mode, every_ms=HOP_MS // 2))
+    assert figures["latency_ms"] >= 0 and figures["latency_rows"] > 0  # type: ignore[operator]
     assert figures["late_rows"] == 0 and figures["incorrect_pct"] == 0 and figures["emitted"] == figures["windows"]
     assert np.array_equal(both["n_run"], both["n"]) and np.allclose(both["s_run"], both["s"])
 
