@@ -59,7 +59,7 @@ class Sizes:
 
 
 QUICK = Sizes(rows=50_000, keys=20, rate_per_s=1_000, batch_rows=250)
-FULL = Sizes(rows=200_000, keys=50, rate_per_s=1_000, batch_rows=250)
+FULL = Sizes(rows=120_000, keys=50, rate_per_s=1_000, batch_rows=250)
 
 
 def handlings(sizes: Sizes) -> list[Handling]:
@@ -160,4 +160,5 @@ def curves(ax: Any, points: list[dict[str, Any]], metric: str) -> None:
         for p in mine:
             if mode == "consistent":
                 text = f"P {p[knob]}" if knob == "every_ms" else f"{p[knob]}"
-                ax.annotate(text, (p["latency_ms"], p[metric]), fontsize=7, xytext=(3, 3), textcoords="offset points")
+                ax.annotate(text, (p["latency_ms"], p[metric]), fontsize=7, textcoords="offset points",
+                            xytext=(3, -11) if knob == "every_ms" else (3, 3))
