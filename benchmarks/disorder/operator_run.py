@@ -23,7 +23,6 @@ are dropped, and counted).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Literal
 
@@ -32,18 +31,11 @@ import pandas as pd
 import pyarrow as pa
 
 from benchmarks.disorder.streams import Punctuations, Stream, batch_of, batches
-from wid.spark.operator.engines import make_engine
-from wid.spark.operator.packing import BATCH_MS, SHARD, read_summaries, split, summarize
-from wid.spark.operator.plan import operator_spec
-from wid.spark.operator.shard import MemoryStore, run_batch
-from wid.spark.operator.tables import PTIME, PUNCT, SRC, TS
+from benchmarks.local_operator import ShardedOperator, packed_rows, punctuation_rows
 from wid.spark.operator.time_engine import END, START
 from wid.spec.aggregation import Aggregation
 from wid.spec.window import Punctuation, Window
 
-INPUT = pa.schema([("k", pa.int32()), ("ts_ms", pa.int64()), ("v", pa.float64())])
-PACKED = pa.schema([*INPUT, (TS, pa.int64()), (PTIME, pa.int64()), (SRC, pa.string()), (PUNCT, pa.bool_()),
-                    (SHARD, pa.int64()), (BATCH_MS, pa.int64())])
 BATCH_EVERY_MS = 1000  # micro-batch timestamps (no source idleness is declared: they only need to grow)
 
 
@@ -76,24 +68,6 @@ def window_of(h: Handling, duration_ms: int, hop_ms: int, max_groups: int) -> Wi
                                 Aggregation(agg="avg", column="v", as_="a")))
 
 
-def data_table(rows: Stream, source: str, shards: int, batch_ms: int) -> pa.Table:
-    """`rows` as the operator's packed input (`PACKED` columns)."""
-    n = len(rows)
-    return pa.table({"k": rows.k, "ts_ms": rows.ts_ms, "v": rows.v, TS: rows.ts_ms * 1000,
-                     PTIME: pa.nulls(n, pa.int64()), SRC: pa.repeat(source, n), PUNCT: np.zeros(n, dtype=bool),
-                     SHARD: rows.k.astype(np.int64) % shards, BATCH_MS: np.full(n, batch_ms, dtype=np.int64)},
-                    schema=PACKED)
-
-
-def punctuation_table(p_ms: np.ndarray, batch_ms: int) -> pa.Table:
-    """Punctuation rows ``ts < p`` on source ``p`` (`PACKED` columns, shard 0)."""
-    n = len(p_ms)
-    nulls = {f.name: pa.nulls(n, f.type) for f in INPUT}
-    return pa.table({**nulls, TS: pa.nulls(n, pa.int64()), PTIME: p_ms * 1000, SRC: pa.repeat("p", n),
-                     PUNCT: np.ones(n, dtype=bool), SHARD: np.zeros(n, dtype=np.int64),
-                     BATCH_MS: np.full(n, batch_ms, dtype=np.int64)}, schema=PACKED)
-
-
 @dataclass(frozen=True)
 class OperatorRun:
     """What a run emitted: ``k``, ``start_ms``, ``end_ms``, ``n``, ``s``,
@@ -103,29 +77,6 @@ class OperatorRun:
 
     emitted: pd.DataFrame
     late_dropped: int
-
-
-class ShardedOperator:
-    """The operator's shards over in-memory stores for one window."""
-
-    def __init__(self, window: Window, shards: int) -> None:
-        self.spec = operator_spec(window, pipeline="disorder", shards=shards, input_columns=tuple(INPUT.names))
-        self.stores = [MemoryStore() for _ in range(shards)]
-        self.late_dropped = 0
-
-    def step(self, table: pa.Table) -> tuple[list[pa.Table], int | None]:
-        """One micro-batch (`PACKED` rows): the window tables emitted and
-        the global watermark after it (epoch microseconds)."""
-        sources, batch_ms = read_summaries([json.dumps(summarize(table, False))])
-        found, watermark = [], None
-        for store, part in zip(self.stores, split(table, len(self.stores)), strict=True):
-            out = run_batch(self.spec, store, make_engine(self.spec, store), part.drop_columns([BATCH_MS]),
-                            sources, batch_ms)
-            if out.windows is not None and out.windows.num_rows:
-                found.append(out.windows)
-            self.late_dropped += out.stats["late_dropped"]
-            watermark = out.stats["watermark_us"]
-        return found, watermark
 
 
 def run_operator(arrival: Stream, punct: Punctuations | None, h: Handling, duration_ms: int, hop_ms: int,
@@ -140,10 +91,11 @@ def run_operator(arrival: Stream, punct: Punctuations | None, h: Handling, durat
     frames = []
     for b in range(count):
         lo, hi, batch_ms = b * batch_rows, min(n, (b + 1) * batch_rows), b * BATCH_EVERY_MS
-        table = data_table(arrival.take(np.arange(lo, hi)), "a" if punct is None else "d", shards, batch_ms)
+        part = arrival.take(np.arange(lo, hi))
+        table = packed_rows(part.k, part.ts_ms, part.v, "a" if punct is None else "d", shards, batch_ms)
         if punct is not None and carried is not None:
             first, last = np.searchsorted(carried, [b, b + 1])
-            table = pa.concat_tables([table, punctuation_table(punct.p_ms[first:last], batch_ms)])
+            table = pa.concat_tables([table, punctuation_rows(punct.p_ms[first:last], batch_ms)])
         found, watermark_us = op.step(table)
         frames += [emitted_frame(w, b, watermark_us) for w in found]
     columns = ["k", "start_ms", "end_ms", "n", "s", "a", "batch", "closing_ms"]
