@@ -3,7 +3,8 @@
 `pathway_engine(q, data_dir)` runs `q` (`benchmarks.query.WindowQuery`)
 over ``<data_dir>/events.parquet`` (columns k int32, ts_ms int64 epoch ms,
 v float64, in non-decreasing ts_ms) as one Pathway computation, in this
-process (`pw.run`, Pathway's default of one worker thread), **streaming**:
+process (`pw.run`; one worker thread unless ``PATHWAY_THREADS`` says
+otherwise), **streaming**:
 
 - input: `pw.io.python.read` of a `ConnectorSubject` that reads the file's
   record batches with pyarrow and commits each batch (`BATCH_ROWS` rows) as
@@ -16,8 +17,8 @@ process (`pw.run`, Pathway's default of one worker thread), **streaming**:
   (``max_gap``), reduced to count, sum and max of v. Tumbling and sliding
   windows take ``pw.temporal.common_behavior(cutoff=0)``: zero allowed
   lateness (a window's state is dropped once the largest event time seen
-  reaches its end); nothing is late as the input is in order. Session
-  windows take no behavior in Pathway.
+  reaches its end); nothing is late as the input is in order. Pathway's
+  session windows ignore any behavior: their state is never dropped.
 - output: `pw.io.subscribe` applies every insertion and retraction of the
   result to a dict, so each run builds every final row; the warm-up returns
   them as a pandas frame (columns `benchmarks.query.OUTPUT`).
