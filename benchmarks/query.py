@@ -9,8 +9,9 @@ v), ``hi`` (max of v).
 Semantics are wid's (DESIGN.md section 2): windows are half-open
 ``[start, end)``, aligned to the epoch; a hopping window of `size_ms` every
 `slide_ms` holds each row in ``size_ms / slide_ms`` windows; a session
-closes after `gap_ms` without a row of its key and ends at its last row's
-time plus `gap_ms` (Flink's and Spark's definition too).
+ends at its last row's time plus `gap_ms`, and a row at or before that end
+joins it (`wid.semantics.sessions`: Spark's ``session_window`` rule; Flink
+merges session windows the same way).
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ Two settings make Bytewax compute exactly `benchmarks.query`'s windows:
   the largest event time seen, and windows close on later rows or at the
   end of input. Any late row makes the run fail (none is expected).
 - sessions: Bytewax extends a session by a row at most ``gap`` after its
-  last row (``<=``); Spark, Flink and wid only by a row less than ``gap``
-  after it. The windower gets ``gap - 1 µs``, which is the same rule for
+  last row (``<=``), as Spark, Flink and wid do (a row exactly at the
+  session's end joins it). The windower gets ``gap`` itself, which is the same rule for
   event times of microsecond resolution (Python's `datetime`). Bytewax's
   session metadata ends at the last row; the output adds ``gap_ms``.
 """
@@ -108,7 +108,7 @@ def dataflow(q: WindowQuery, path: Path, out: list[Any], late: list[Any]) -> Any
 
 def windower(q: WindowQuery) -> Any:
     """Bytewax's windower for `q`, aligned to the epoch (sessions: see the
-    module docstring for the ``gap - 1 µs``)."""
+    module docstring: the gap is passed as is)."""
     from bytewax.operators.windowing import SessionWindower, SlidingWindower, TumblingWindower
 
     size = timedelta(milliseconds=q.size_ms)
@@ -116,7 +116,7 @@ def windower(q: WindowQuery) -> Any:
         return TumblingWindower(length=size, align_to=EPOCH)
     if q.kind == "hopping":
         return SlidingWindower(length=size, offset=timedelta(milliseconds=q.slide_ms or 0), align_to=EPOCH)
-    return SessionWindower(gap=timedelta(milliseconds=q.gap_ms or 0) - timedelta(microseconds=1))
+    return SessionWindower(gap=timedelta(milliseconds=q.gap_ms or 0))
 
 
 def zero() -> list[Any]:

@@ -4,8 +4,9 @@ DuckDB has no window table functions, so the windows are written in SQL the
 way a DuckDB user would: tumbling by integer division of ``ts_ms``; hopping
 by joining each row to its ``size / slide`` window starts
 (``generate_series``); sessions by gaps and islands (a new session where the
-gap to the key's previous row is at least `gap_ms`; DESIGN.md section 2:
-rows exactly `gap_ms` apart are in different sessions). Each timed run
+gap to the key's previous row is more than `gap_ms`: a row exactly at the
+session's end joins it, as in Spark's ``session_window``, Flink and wid,
+`wid.semantics.sessions`). Each timed run
 reads the Parquet file and materialises the whole result in a temporary
 table; the warm-up returns it as a pandas frame (`benchmarks.query.OUTPUT`).
 """
@@ -36,7 +37,7 @@ def window_sql(q: WindowQuery, parquet: Path) -> str:
     gap = q.gap_ms
     return (f"SELECT k, min(ts_ms) AS window_start_ms, max(ts_ms) + {gap} AS window_end_ms, {AGGS} FROM "
             f"(SELECT *, sum(new) OVER (PARTITION BY k ORDER BY ts_ms, v ROWS UNBOUNDED PRECEDING) AS session FROM "
-            f"(SELECT *, CASE WHEN ts_ms - lag(ts_ms) OVER (PARTITION BY k ORDER BY ts_ms, v) < {gap} "
+            f"(SELECT *, CASE WHEN ts_ms - lag(ts_ms) OVER (PARTITION BY k ORDER BY ts_ms, v) <= {gap} "
             f"THEN 0 ELSE 1 END AS new FROM {src})) GROUP BY k, session")
 
 

@@ -35,7 +35,9 @@ explicit ``origin`` also *drops* every window that starts before it. (With
 7-day windows would not be epoch-aligned.)
 
 Sessions: Pathway joins adjacent rows of a key when ``next - prev <
-max_gap``, the rule of Spark, Flink and wid; but its ``_pw_window_end`` is
+max_gap``; Spark, Flink and wid join them when ``next - prev <= gap`` (a
+row exactly at the session's end joins it), so with integer ms times the
+adapter passes ``max_gap = gap_ms + 1``. Its ``_pw_window_end`` is
 the session's *last row's time*, not last row + gap, so the output adds
 ``gap_ms``. Pathway finds sessions with `pw.iterate` (connected components
 over sorted rows), which is much slower than its tumbling and sliding
@@ -121,7 +123,7 @@ def windows(q: WindowQuery, events: Any) -> Any:
     import pathway as pw
 
     if q.kind == "session":
-        window, behavior, end_pad = pw.temporal.session(max_gap=q.gap_ms), None, q.gap_ms or 0
+        window, behavior, end_pad = pw.temporal.session(max_gap=(q.gap_ms or 0) + 1), None, q.gap_ms or 0
     else:
         window = pw.temporal.tumbling(duration=q.size_ms) if q.kind == "tumbling" else \
             pw.temporal.sliding(hop=q.slide_ms, duration=q.size_ms)
