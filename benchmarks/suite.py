@@ -34,13 +34,15 @@ Output = pd.DataFrame
 @dataclass
 class Run:
     """One engine's measurement: timed runs (seconds), the warm-up output,
-    peak RSS in MiB per kind of process, and a note (why it did not run)."""
+    peak RSS in MiB per kind of process (`PeakRss`), a note (why it did not
+    run) and `extra` figures of the engine's own (e.g. its peak state)."""
 
     engine: str
     runs_s: list[float] = field(default_factory=list)
     output: Output | None = None
     peak_rss_mib: dict[str, float] = field(default_factory=dict)
     note: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def median_s(self) -> float | None:
@@ -200,7 +202,7 @@ def run_scenario(s: Scenario, repeats: int) -> dict[str, Any]:
                      "rows_per_s": s.rows / r.median_s if r.median_s else None, "peak_rss_mib": r.peak_rss_mib,
                      "output_rows": None if r.output is None else len(r.output),
                      "checksum": None if r.output is None else checksum(r.output, s.keys),
-                     "agrees": None if r.output is None else not why, "note": r.note})
+                     "agrees": None if r.output is None else not why, "note": r.note, **r.extra})
     record = {"scenario": s.name, "title": s.title, "rows": s.rows, "params": s.params, "engines": rows}
     print_table(record)
     return record
