@@ -83,12 +83,15 @@ def run_job(job: Mapping[str, object]) -> tuple[list[float], list[float]]:
     """Run `job` with `flink_job.py` in the Flink environment; returns the
     timed runs' seconds (submission to end) and Flink's net runtime of each
     (the job alone, without planning and the local cluster's start).
-    Raises RuntimeError with the job's stderr tail."""
+    Raises RuntimeError with the end of the job's stderr, without
+    Java stack frames."""
     done = subprocess.run([str(PYTHON), str(JOB)], input=json.dumps(job), capture_output=True,
                           text=True)
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
-        tail = "\n".join(done.stderr.strip().splitlines()[-30:])
+        causes = [line for line in done.stderr.splitlines()
+                  if line.strip() and not line.lstrip().startswith(("at ", "... "))]
+        tail = "\n".join(causes[-8:])
         raise RuntimeError(f"Flink job failed (exit {done.returncode}):\n{tail}")
     result = json.loads(lines[-1])
     return result["runs_s"], result["net_runtime_s"]
