@@ -145,13 +145,14 @@ def engine(name: str, run: Callable[[bool], Output | None]) -> Engine:
 
 def canonical(df: Output, keys: Sequence[str]) -> Output:
     """`df` with columns in name order and rows sorted by `keys`, integer
-    columns as int64 and the other numbers as float64."""
+    columns (and numeric keys) as int64, the other numbers as float64 and
+    text as it is."""
     df = df[sorted(df.columns)].copy()
     for c in df.columns:
-        if c in keys or pd.api.types.is_integer_dtype(df[c]):
-            df[c] = df[c].astype("int64") if pd.api.types.is_numeric_dtype(df[c]) else df[c]
-        else:
-            df[c] = df[c].astype("float64")
+        if not pd.api.types.is_numeric_dtype(df[c]):
+            continue
+        whole = c in keys or pd.api.types.is_integer_dtype(df[c])
+        df[c] = df[c].astype("int64" if whole else "float64")
     return df.sort_values(list(keys), kind="stable").reset_index(drop=True)
 
 

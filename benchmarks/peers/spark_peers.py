@@ -67,8 +67,9 @@ def wid_engine(spark: Any, q: WindowQuery, data_dir: Path, name: str = "wid") ->
         "k", *bounds_ms(F.col("window_start"), F.col("window_end")), "n", "s", "hi")))
 
 
-def spark_window(df: DataFrame, q: WindowQuery) -> Column:
-    ts = F.timestamp_millis("ts_ms")
+def spark_window(q: WindowQuery, ts: Column | None = None) -> Column:
+    """`q` as Spark's window column over `ts` (default: ``ts_ms`` as a timestamp)."""
+    ts = F.timestamp_millis("ts_ms") if ts is None else ts
     if q.kind == "session":
         return F.session_window(ts, f"{q.gap_ms} milliseconds")
     slide = f"{q.slide_ms} milliseconds" if q.kind == "hopping" else None
@@ -80,7 +81,7 @@ def spark_window_engine(spark: Any, q: WindowQuery, data_dir: Path) -> Engine:
 
     def query() -> DataFrame:
         df = read()
-        return df.groupBy("k", spark_window(df, q).alias("w")).agg(
+        return df.groupBy("k", spark_window(q).alias("w")).agg(
             F.count("*").alias("n"), F.sum("v").alias("s"), F.max("v").alias("hi"))
     return engine("spark window()", spark_run(query, windowed_output))
 
@@ -90,7 +91,7 @@ def buffering_engine(spark: Any, q: WindowQuery, data_dir: Path) -> Engine:
 
     def query() -> DataFrame:
         df = read()
-        buffered = df.groupBy("k", spark_window(df, q).alias("w")).agg(F.collect_list("v").alias("rows"))
+        buffered = df.groupBy("k", spark_window(q).alias("w")).agg(F.collect_list("v").alias("rows"))
         return buffered.select("k", "w", F.size("rows").cast("long").alias("n"),
                                F.aggregate("rows", F.lit(0.0), lambda acc, x: acc + x).alias("s"),
                                F.array_max("rows").alias("hi"))

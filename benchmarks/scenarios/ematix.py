@@ -74,7 +74,7 @@ def print_per_call(record: dict[str, Any]) -> None:
 def run(ctx: Any) -> list[dict[str, Any]]:
     records = [per_call(200 if ctx.quick else 1000)]
     print_per_call(records[0])
-    for rows in (200_000,) if ctx.quick else (1_000_000, 10_000_000):
+    for rows in (100_000,) if ctx.quick else (1_000_000, 10_000_000):
         where = data.events(rows, 100)
         s = Scenario(f"ematix_{rows}", f"{QUERY.label}, 100 keys, {rows:,} rows", rows, KEYS,
                      window_engines(ctx.spark, QUERY, where), {"keys": 100})

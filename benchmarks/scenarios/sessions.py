@@ -22,10 +22,10 @@ QUERY = WindowQuery("session", gap_ms=60_000)
 
 
 def run(ctx: Any) -> list[dict[str, Any]]:
-    rows = 200_000 if ctx.quick else 2_000_000
+    rows = 50_000 if ctx.quick else 2_000_000
     where = data.events(rows, 10_000, rate_per_s=100)
     s = Scenario(f"sessions_{rows}", f"{QUERY.label}, 10,000 keys, {rows:,} rows", rows, KEYS,
-                 window_engines(ctx.spark, QUERY, where), {"keys": 10_000})
+                 window_engines(ctx.spark, QUERY, where, rows=rows), {"keys": 10_000})
     return [run_scenario(s, ctx.repeats)]
 
 

@@ -120,7 +120,7 @@ def wid_build(q: WindowQuery, planned: list[str]) -> tuple[Callable[[DataFrame],
 def spark_build(q: WindowQuery) -> Callable[[DataFrame], DataFrame]:
     def build(source: DataFrame) -> DataFrame:
         df = source.withColumn("ts", F.timestamp_millis("ts_ms")).withWatermark("ts", "0 seconds")
-        out = df.groupBy("k", spark_window(df, q).alias("w")).agg(
+        out = df.groupBy("k", spark_window(q, F.col("ts")).alias("w")).agg(
             F.count("*").alias("n"), F.sum("v").alias("s"), F.max("v").alias("hi"))
         return out.select("k", *bounds_ms(F.col("w.start"), F.col("w.end")), "n", "s", "hi")
     return build

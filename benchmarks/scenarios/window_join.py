@@ -54,7 +54,7 @@ def duckdb_sql(where: Path) -> str:
 
 
 def run(ctx: Any) -> list[dict[str, Any]]:
-    rows, keys = (200_000, 100) if ctx.quick else (1_000_000, 1000)
+    rows, keys = (100_000, 100) if ctx.quick else (1_000_000, 1000)
     where = landed(rows, keys, 1000)
     s = Scenario(f"window_join_{rows}", f"window (-2 s, +2 s), {rows:,} rows a side, {keys:,} keys",
                  2 * rows, ("id",), engines(ctx.spark, where), {"keys": keys, "span_s": 1000})
