@@ -36,6 +36,7 @@ every reference exists. Deterministic from (`events`, `seed`): chunks of
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -86,14 +87,33 @@ def nexmark(events: int, seed: int = 1) -> Path:
     return where
 
 
-def generate(events: int, seed: int = 1) -> dict[str, pa.Table]:
-    """The three tables (see `nexmark`) in memory, in event order."""
+def generate(events: int, seed: int = 1, rate_per_s: int = RATE_PER_S) -> dict[str, pa.Table]:
+    """The three tables (see `nexmark`) in memory, in event order; a
+    `rate_per_s` other than Nexmark's default stretches event time (tests
+    use it to span many windows with few events)."""
     bases = _bases(np.random.default_rng([seed, 2**32]))
-    last_ids = (_last_person(np.int64(events - 1)), _last_auction(np.int64(events - 1)))
+    last = np.int64(events - 1)
     chunks = [_chunk(np.arange(lo, min(lo + CHUNK, events), dtype=np.int64),
-                     np.random.default_rng([seed, lo // CHUNK]), bases, last_ids)
+                     _Draw(np.random.default_rng([seed, lo // CHUNK]), bases, _last_person(last),
+                           _last_auction(last), rate_per_s))
               for lo in range(0, events, CHUNK)]
     return {name: pa.concat_tables([c[name] for c in chunks]).combine_chunks() for name in TABLES}
+
+
+@dataclass(frozen=True)
+class _Draw:
+    """What a chunk draws with: its generator, the fixed pools (`_bases`),
+    the last person and auction ids of the whole stream (references are
+    clipped to them) and the event rate."""
+
+    rng: np.random.Generator
+    bases: dict[str, pa.Array]
+    last_person: np.int64
+    last_auction: np.int64
+    rate_per_s: int
+
+    def time_ms(self, n: np.ndarray) -> np.ndarray:
+        return event_time_ms(n, self.rate_per_s)
 
 
 def event_time_ms(n: np.ndarray, rate_per_s: int = RATE_PER_S) -> np.ndarray:
@@ -142,16 +162,15 @@ def _price(rng: np.random.Generator, size: int) -> np.ndarray:
     return np.floor(10.0 ** (rng.random(size) * 6.0) * 100.0 + 0.5).astype(np.int64)
 
 
-def _chunk(n: np.ndarray, rng: np.random.Generator, bases: dict[str, pa.Array],
-           last_ids: tuple[np.int64, np.int64]) -> dict[str, pa.Table]:
+def _chunk(n: np.ndarray, draw: _Draw) -> dict[str, pa.Table]:
     kind = n % TOTAL
-    return {"person": _persons(rng, n[kind < PERSON], bases),
-            "auction": _auctions(rng, n[(kind >= PERSON) & (kind < PERSON + AUCTION)], bases, last_ids[0]),
-            "bid": _bids(rng, n[kind >= PERSON + AUCTION], bases, last_ids)}
+    return {"person": _persons(draw, n[kind < PERSON]),
+            "auction": _auctions(draw, n[(kind >= PERSON) & (kind < PERSON + AUCTION)]),
+            "bid": _bids(draw, n[kind >= PERSON + AUCTION])}
 
 
-def _persons(rng: np.random.Generator, n: np.ndarray, bases: dict[str, pa.Array]) -> pa.Table:
-    size = len(n)
+def _persons(draw: _Draw, n: np.ndarray) -> pa.Table:
+    rng, bases, size = draw.rng, draw.bases, len(n)
     name = pc.binary_join_element_wise(_pick(rng, FIRST_NAMES, size), _pick(rng, LAST_NAMES, size), " ")
     email = pc.binary_join_element_wise(
         pc.binary_join_element_wise(_words(rng, size, 7), _words(rng, size, 5), "@"), pa.scalar(".com"), "")
@@ -159,36 +178,35 @@ def _persons(rng: np.random.Generator, n: np.ndarray, bases: dict[str, pa.Array]
     city, state = _pick(rng, CITIES, size), _pick(rng, STATES, size)
     used = 8 + sum(pc.binary_length(s).to_numpy() for s in (name, email, card, city, state))
     return pa.table({"id": _last_person(n) + FIRST_PERSON_ID, "name": name, "email_address": email,
-                     "credit_card": card, "city": city, "state": state, "date_time_ms": event_time_ms(n),
+                     "credit_card": card, "city": city, "state": state, "date_time_ms": draw.time_ms(n),
                      "extra": _extra(rng, bases["reusable"], used, AVG_BYTES["person"])})
 
 
-def _auctions(rng: np.random.Generator, n: np.ndarray, bases: dict[str, pa.Array], last_person: np.int64) -> pa.Table:
-    size, now = len(n), event_time_ms(n)
+def _auctions(draw: _Draw, n: np.ndarray) -> pa.Table:
+    rng, bases, size, now = draw.rng, draw.bases, len(n), draw.time_ms(n)
     seller = _hot(rng, HOT_SELLERS_RATIO, _last_person(n) // HOT_BATCH * HOT_BATCH, _some_person(rng, n))
-    horizon_ms = event_time_ms(n + IN_FLIGHT_AUCTIONS * TOTAL // AUCTION) - now
+    horizon_ms = draw.time_ms(n + IN_FLIGHT_AUCTIONS * TOTAL // AUCTION) - now
     expires = now + 1 + (rng.random(size) * np.maximum(2 * horizon_ms, 1)).astype(np.int64)
     item, description = _words(rng, size, 20), _words(rng, size, 100)
     initial = _price(rng, size)
     used = 48 + pc.binary_length(item).to_numpy() + pc.binary_length(description).to_numpy()
     return pa.table({"id": _last_auction(n) + FIRST_AUCTION_ID, "item_name": item, "description": description,
                      "initial_bid": initial, "reserve": initial + _price(rng, size), "date_time_ms": now,
-                     "expires_ms": expires, "seller": np.minimum(seller, last_person) + FIRST_PERSON_ID,
+                     "expires_ms": expires, "seller": np.minimum(seller, draw.last_person) + FIRST_PERSON_ID,
                      "category": FIRST_CATEGORY_ID + rng.integers(0, CATEGORIES, size),
                      "extra": _extra(rng, bases["reusable"], used, AVG_BYTES["auction"])})
 
 
-def _bids(rng: np.random.Generator, n: np.ndarray, bases: dict[str, pa.Array],
-          last_ids: tuple[np.int64, np.int64]) -> pa.Table:
-    size = len(n)
+def _bids(draw: _Draw, n: np.ndarray) -> pa.Table:
+    rng, bases, size = draw.rng, draw.bases, len(n)
     auction = _hot(rng, HOT_AUCTION_RATIO, _last_auction(n) // HOT_BATCH * HOT_BATCH, _some_auction(rng, n))
     bidder = _hot(rng, HOT_BIDDERS_RATIO, _last_person(n) // HOT_BATCH * HOT_BATCH + 1, _some_person(rng, n))
     hot = rng.integers(0, 2, size) > 0
     channel = np.where(hot, CHANNELS + rng.integers(0, len(HOT_CHANNELS), size), rng.integers(0, CHANNELS, size))
-    return pa.table({"auction": np.minimum(auction, last_ids[1]) + FIRST_AUCTION_ID,
-                     "bidder": np.minimum(bidder, last_ids[0]) + FIRST_PERSON_ID, "price": _price(rng, size),
+    return pa.table({"auction": np.minimum(auction, draw.last_auction) + FIRST_AUCTION_ID,
+                     "bidder": np.minimum(bidder, draw.last_person) + FIRST_PERSON_ID, "price": _price(rng, size),
                      "channel": bases["channel"].take(channel), "url": bases["url"].take(channel),
-                     "date_time_ms": event_time_ms(n),
+                     "date_time_ms": draw.time_ms(n),
                      "extra": _extra(rng, bases["reusable"], np.full(size, 32), AVG_BYTES["bid"])})
 
 
