@@ -1,0 +1,127 @@
+"""Nexmark q5, q6, q7, q8, q11 and q12 on wid, Spark, DuckDB and Flink.
+
+    python -m benchmarks run [--quick] --only nexmark
+
+Data: `benchmarks.nexmark.generator.nexmark` events (person : auction : bid
+= 1 : 3 : 46, 10,000 events per second of event time), 1M with --quick,
+else 10M. Queries and their output columns: `benchmarks.nexmark`. Engines,
+in order (wid first: the others are checked against it):
+
+- ``wid``: wid does the windows (`queries_wid`), and wid's variants
+  (``wid_window_join``: q7's join back as a wid window join);
+- ``spark``: Spark's `window`, `session_window` and SQL window functions
+  (`queries_spark`);
+- ``duckdb``: the same queries in SQL (`queries_duckdb`);
+- ``flink``: Flink SQL (`benchmarks.peers.flink.nexmark_engine`) for q5,
+  q7, q8 and q11 (q6 is not expressible in Flink SQL; q12's windows depend
+  on the wall clock, so only Spark and DuckDB's totals are comparable).
+
+Every timed run reads its tables from the files (Parquet; Flink the CSV
+copy) and computes the whole output into a sink (Spark's ``noop``,
+DuckDB's own temporary table). Throughput is the input events per second:
+all events, whichever tables the query reads, as Nexmark reports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from benchmarks import suite
+from benchmarks.nexmark import QUERIES, Query, generator, queries_duckdb, queries_spark, queries_wid
+from benchmarks.nexmark.queries_spark import SparkQuery
+
+TITLE = "Nexmark q5, q6, q7, q8, q11, q12 (wid, Spark, DuckDB, Flink)"
+EVENTS = {True: 1_000_000, False: 10_000_000}  # by ctx.quick
+SEED = 1
+Run = Callable[[bool], suite.Output | None]  # see suite.engine
+
+
+def run(ctx: Any) -> list[dict[str, Any]]:
+    """One record per query (see `benchmarks.suite.run_scenario`)."""
+    events = EVENTS[ctx.quick]
+    where = generator.nexmark(events, SEED)
+    return [suite.run_scenario(scenario(ctx.spark, q, where, events), ctx.repeats) for q in QUERIES.values()]
+
+
+def scenario(spark: Any, query: Query, where: Path, events: int) -> suite.Scenario:
+    """`query`'s engines over the events under `where`."""
+    variants = queries_wid.VARIANTS.get(query.name, {})
+    engines = [suite.engine("wid", on_spark(spark, queries_wid.QUERY[query.name], where)),
+               *(suite.engine(name, on_spark(spark, q, where)) for name, q in variants.items()),
+               suite.engine("spark", on_spark(spark, queries_spark.QUERY[query.name], where)),
+               suite.engine("duckdb", on_duckdb(queries_duckdb.SQL[query.name], where))]
+    if query.flink:
+        engines += flink(query.name, where)
+    return suite.Scenario(f"nexmark_{query.name}", query.title, events, query.keys, engines,
+                          {"events": events, "seed": SEED, "query": query.name, "columns": list(query.columns)})
+
+
+def on_spark(spark: Any, query: SparkQuery, where: Path) -> Run:
+    """The query's output as pandas (`collect`), else into Spark's ``noop`` sink."""
+    def once(collect: bool) -> suite.Output | None:
+        df = query(spark, where)
+        if collect:
+            return df.toPandas()
+        df.write.format("noop").mode("overwrite").save()
+        return None
+    return once
+
+
+def on_duckdb(sql: str, where: Path) -> Run:
+    """The query's output as pandas (`collect`), else into a temporary table."""
+    def once(collect: bool) -> suite.Output | None:
+        con = queries_duckdb.connect(where)
+        try:
+            if collect:
+                return con.sql(sql).df()
+            con.execute(f"CREATE TEMP TABLE out AS {sql}")
+            return None
+        finally:
+            con.close()
+    return once
+
+
+def flink(query: str, where: Path) -> list[suite.Engine]:
+    """Flink's engine for `query`, or none when `benchmarks.peers.flink`
+    cannot be imported (it is the Flink peer's module; PyFlink itself runs
+    in its own environment and reports itself as not run when missing)."""
+    try:
+        from benchmarks.peers.flink import nexmark_engine
+    except ImportError:  # the Flink peer is not in this checkout: leave Flink out
+        return []
+    return [nexmark_engine(query, where)]
+
+
+def plot(records: list[dict[str, Any]], out: Path) -> list[Path]:
+    """Throughput (input events per second) per query and engine, as
+    grouped bars on a log scale, to ``out / "nexmark.png"``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    engines = list(dict.fromkeys(e["engine"] for r in records for e in r["engines"]))
+    width = 0.8 / max(len(engines), 1)
+    fig, ax = plt.subplots(figsize=(1.6 * len(records) + 2, 4.5))
+    for i, name in enumerate(engines):
+        xs, ys = [], []
+        for j, record in enumerate(records):
+            rate = next((e["rows_per_s"] for e in record["engines"] if e["engine"] == name and e["agrees"]), None)
+            if rate:
+                xs.append(j + (i - (len(engines) - 1) / 2) * width)
+                ys.append(rate)
+        ax.bar(xs, ys, width, label=name)
+    ax.set_xticks(range(len(records)), [r["params"]["query"] for r in records])
+    ax.set_yscale("log")
+    ax.set_ylabel("events / s (log)")
+    events = records[0]["rows"] if records else 0
+    ax.set_title(f"Nexmark, {events:,} events (engines that agree with wid)")
+    ax.legend()
+    fig.tight_layout()
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "nexmark.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return [path]
