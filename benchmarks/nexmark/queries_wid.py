@@ -55,10 +55,7 @@ def q6(spark: Any, where: Path) -> DataFrame:
     last = Window(kind="count", size_rows=LAST_AUCTIONS, hop_rows=1, partition_by=("seller",),
                   event_time_column="expires_ms", event_time_unit="ms", tie_breaker="id",
                   aggregations=(Aggregation("avg", "price", as_="avg_price"), Aggregation("last", "id", as_="auction")))
-    # wid.aggregate's dead-letter output names each row's input file (input_file_name()), which Spark
-    # refuses over a join of two file sources: the checkpoint (lazy, filled by this query's own job)
-    # makes the joined rows a source of their own.
-    out = aggregate(closed_auctions(spark, where).localCheckpoint(eager=False), last)
+    out = aggregate(closed_auctions(spark, where), last)
     return out.select("seller", "auction", F.col("window_end_ms").alias("expires_ms"), "avg_price")
 
 

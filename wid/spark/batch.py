@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import reduce
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -162,12 +163,20 @@ def aggregate(df: DataFrame | Mapping[str, DataFrame], window: Window, *, pipeli
 
 
 def dead_letters(prepared: DataFrame, source: str) -> DataFrame:
-    """The rejected rows of a prepared DataFrame, in the dead-letter shape."""
+    """The rejected rows of a prepared DataFrame, in the dead-letter shape.
+    ``source_file`` is the file a row was read from; NULL where there is
+    none, and on a plan that reads several file sources (a join), over
+    which Spark refuses ``input_file_name()`` (MULTI_SOURCES_UNSUPPORTED_FOR_EXPRESSION)."""
     originals = [c for c in prepared.columns if not c.startswith(PREFIX)]
-    file = F.nullif(F.input_file_name(), F.lit(""))
-    return prepared.where(F.col(REASON).isNotNull()).select(
-        F.col(REASON).alias("reason"), F.lit(source).alias("source"), file.alias("source_file"),
-        row_json(prepared, originals).alias("row_json"))
+    rejected = prepared.where(F.col(REASON).isNotNull())
+
+    def shaped(file: Column) -> DataFrame:
+        return rejected.select(F.col(REASON).alias("reason"), F.lit(source).alias("source"),
+                               file.alias("source_file"), row_json(prepared, originals).alias("row_json"))
+    try:
+        return shaped(F.nullif(F.input_file_name(), F.lit("")))
+    except AnalysisException:
+        return shaped(F.lit(None).cast("string"))
 
 
 def row_json(prepared: DataFrame, originals: list[str]) -> Column:
