@@ -46,11 +46,11 @@ NO_SHRINK = [Phase.explicit, Phase.reuse, Phase.generate]
 SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck), phases=NO_SHRINK)
 
 
-# Hopping, count and landmark windows merge panes either vectorised (Arrow)
-# or inside Spark; rolling windows run as sorted prefix sums (Arrow) or
-# Spark's range frame; both are checked.
-KINDS = [("tumbling", "arrow"), ("session", "arrow"),
-         *[(k, m) for k in ("hopping", "count", "landmark", "rolling") for m in ("arrow", "spark")]]
+# Hopping, count, landmark and session windows merge panes either vectorised
+# (Arrow) or inside Spark; rolling windows run as sorted prefix sums (Arrow)
+# or Spark's range frame; both are checked.
+KINDS = [("tumbling", "arrow"),
+         *[(k, m) for k in ("hopping", "count", "landmark", "rolling", "session") for m in ("arrow", "spark")]]
 
 
 @pytest.fixture

@@ -136,13 +136,14 @@ def vectorised(panes: DataFrame, keys: Sequence[str], spec: pane_merge.MergeSpec
 
 
 def fused(rows: DataFrame, keys: Sequence[str], pane: Column, spec: pane_merge.MergeSpec,
-          aggs: Sequence[SparkAgg]) -> DataFrame | None:
+          aggs: Sequence[SparkAgg], pane_ops: Sequence[pane_merge.FieldOp] = ()) -> DataFrame | None:
     """Windows straight from rows by `pane_reduce.merge_rows`, or None (see
     the module docstring). `rows` must hold all rows of a key in one
     partition; `pane` is each row's pane index (long); `spec.last` (if set)
     a column of `rows`. Sends keys, the pane and each distinct row value once;
-    ``count(x)`` of a non-nullable x becomes ``count(*)``. Returns keys, WID
-    and the merged fields ``field(i, k, "m")``."""
+    ``count(x)`` of a non-nullable x becomes ``count(*)``. `pane_ops` merge
+    the pane column itself (a session's last event time). Returns keys, WID,
+    the merged fields ``field(i, k, "m")`` and the outputs of `pane_ops`."""
     ops = [a.row_ops(functools.partial(field, i)) for i, a in enumerate(aggs)]
     if not enabled(rows) or any(o is None for o in ops):
         return None
@@ -161,5 +162,6 @@ def fused(rows: DataFrame, keys: Sequence[str], pane: Column, spec: pane_merge.M
     counted = [dataclasses.replace(op, inputs=()) if op.op == "count" and op.inputs
                and not schema[op.inputs[0]].nullable else op for op in flat]
     unique, copies = _dedupe(counted)
+    unique += pane_ops
     full = dataclasses.replace(spec, keys=tuple(keys), pane=PANE, fields=tuple(unique))
     return _map(df, keys, functools.partial(pane_reduce.merge_rows, spec=full), unique, copies)

@@ -11,6 +11,8 @@ Algorithm, for panes sorted by (keys, pane):
    windows ``ceil((q - off - L + 1)/H) .. floor((q - off)/H)`` (sliding) or
    ``q .. period end`` (cumulative); ranges of consecutive panes of a key
    overlap, so each pane only adds windows past the previous pane's last.
+   Sessions (panes are event times) start at each pane more than the gap
+   after the previous pane of its key.
 2. Map each window to the index range ``[i0, i1)`` of its panes
    (`searchsorted` on a (key, pane) composite).
 3. Merge fields over the ranges in O(1) per window: prefix sums for sums
@@ -55,9 +57,11 @@ class FieldOp:
 @dataclass(frozen=True)
 class MergeSpec:
     """What to merge. `kind` is ``sliding`` (window w covers panes
-    ``[w*hop + offset, w*hop + offset + length)``) or ``cumulative`` (window
+    ``[w*hop + offset, w*hop + offset + length)``), ``cumulative`` (window
     w covers its period's panes up to w; `period` panes per period or None;
-    windows run to the pane in column `last`)."""
+    windows run to the pane in column `last`) or ``session`` (panes are
+    event times; a pane at most `length` after the previous pane of its key
+    joins that pane's session; the window id is the session's first pane)."""
 
     keys: tuple[str, ...]
     pane: str
@@ -99,6 +103,8 @@ def key_ids(tbl: pa.Table, keys: tuple[str, ...]) -> np.ndarray:
 
 def _windows(spec: MergeSpec, kid: np.ndarray, q: np.ndarray, last: int | None) -> tuple[np.ndarray, ...]:
     """(row of a pane of the window's key, window id, first pane, last pane)."""
+    if spec.kind == "session":
+        return _sessions(kid, q, spec.length)
     if spec.kind == "sliding":
         length, hop, off = spec.length, spec.hop, spec.offset
         lo = -_floor_div(-(q - off - length + 1), hop)
@@ -126,6 +132,17 @@ def _windows(spec: MergeSpec, kid: np.ndarray, q: np.ndarray, last: int | None) 
     else:
         first = _floor_div(wid, spec.period) * spec.period
     return row, wid, first, wid
+
+
+def _sessions(kid: np.ndarray, q: np.ndarray, gap: int) -> tuple[np.ndarray, ...]:
+    """Sessions over panes sorted by (key, event time): a row exactly `gap`
+    after the previous one joins its session, as in Spark's
+    ``session_window`` (`wid.semantics.sessions`; with a fixed gap the
+    running end of a key's sorted rows is the previous row plus the gap)."""
+    new = np.ones(len(q), dtype=bool)
+    new[1:] = (kid[1:] != kid[:-1]) | (q[1:] - q[:-1] > gap)
+    row = np.flatnonzero(new)
+    return row, q[row], q[row], q[np.append(row[1:], len(q)) - 1]
 
 
 def ranges(kid: np.ndarray, q: np.ndarray, wkid: np.ndarray, first: np.ndarray,
