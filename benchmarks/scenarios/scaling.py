@@ -43,7 +43,7 @@ def measure(spark: Any, master: str, base_rows: int, repeats: int) -> list[dict[
 
 
 def run(ctx: Any) -> list[dict[str, Any]]:
-    base = 100_000 if ctx.quick else 2_000_000
+    base = 100_000 if ctx.quick else 1_000_000
     records: list[dict[str, Any]] = []
     for master in MASTERS:
         out = subprocess.run([sys.executable, "-m", "benchmarks.scenarios.scaling", "--master", master,
