@@ -46,6 +46,7 @@ windows.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,7 @@ def pathway_engine(q: WindowQuery, data_dir: Path) -> suite.Engine:
             import pathway  # noqa: F401
         except ImportError as e:
             raise suite.Unavailable(INSTALL) from e
+        logging.getLogger().setLevel(logging.WARNING)  # Pathway logs every minibatch at INFO on the root logger
         return suite.in_process("pathway", lambda warm_up: run(q, path, warm_up), repeats)
 
     return suite.Engine("pathway", measure)
