@@ -40,6 +40,14 @@ def sessions(ctx: Ctx) -> Planned:
     if fast is not None:
         return Planned(fast, "fused vectorised Arrow sessions (panes of one event time, sessions by prefix "
                        "sums + sparse tables)", WHY, notes)
+    return Planned(sorted_form(ctx), "sort by event time + running session ids + groupBy", WHY, notes)
+
+
+def sorted_form(ctx: Ctx) -> DataFrame:
+    """The Spark form (module docstring): running session ids over one sort
+    per group, then ``groupBy``."""
+    w = ctx.window
+    keys = list(w.group_by)
     gap = lit_long((w.gap_ms or 0) * 1000) if w.gap_column is None else F.col(w.gap_column).cast("long") * 1000
     order = W.partitionBy(*keys).orderBy(TS)
     before = order.rowsBetween(W.unboundedPreceding, -1)
@@ -53,9 +61,7 @@ def sessions(ctx: Ctx) -> Planned:
     grouped = rows.groupBy(*keys, WID).agg(
         F.min(TS).alias("_wid_start"), F.max(END).alias(END),
         *[e.alias(field(i, k)) for i, a in enumerate(aggs) for k, e in a.partial().items()])
-    out = panes.finished(grouped, aggs, "p", [*keys, "_wid_start", END])
-    return Planned(assemble(out, w, start_us, end_us), "sort by event time + running session ids + groupBy", WHY,
-                   notes)
+    return assemble(panes.finished(grouped, aggs, "p", [*keys, "_wid_start", END]), w, start_us, end_us)
 
 
 def fused(ctx: Ctx) -> DataFrame | None:
