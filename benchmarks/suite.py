@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib
 import statistics
 import threading
 import time
@@ -29,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 Output = pd.DataFrame
+INSTALL = "pip install -e '.[bench]'"  # how to get an optional peer
 
 
 @dataclass
@@ -141,6 +143,19 @@ def in_process(name: str, run: Callable[[bool], Output | None], repeats: int) ->
 def engine(name: str, run: Callable[[bool], Output | None]) -> Engine:
     """An in-process `Engine` (see `in_process`)."""
     return Engine(name, lambda repeats: in_process(name, run, repeats))
+
+
+def library_engine(name: str, library: str, run: Callable[[bool], Output | None]) -> Engine:
+    """An in-process `Engine` of an optional peer `library` (see
+    `in_process`): its measure raises `Unavailable`, naming the install
+    command, when the library is missing."""
+    def measure(repeats: int) -> Run:
+        try:
+            importlib.import_module(library)
+        except ImportError as e:
+            raise Unavailable(INSTALL) from e
+        return in_process(name, run, repeats)
+    return Engine(name, measure)
 
 
 def canonical(df: Output, keys: Sequence[str]) -> Output:

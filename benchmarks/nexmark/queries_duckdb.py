@@ -70,11 +70,16 @@ SQL = {
 }
 
 
+def views(where: Path) -> str:
+    """The statements making a view per table of `where`."""
+    return "; ".join(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{where / table}.parquet')"
+                     for table in TABLES)
+
+
 def connect(where: Path) -> Any:
     """An in-memory DuckDB connection with a view per table of `where`."""
     import duckdb
 
     con = duckdb.connect()
-    for table in TABLES:
-        con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{where / table}.parquet')")
+    con.execute(views(where))
     return con

@@ -52,7 +52,6 @@ from benchmarks.query import OUTPUT, WindowQuery
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 BATCH_ROWS = 10_000
-INSTALL = "pip install -e '.[bench]'"
 
 
 def bytewax_engine(q: WindowQuery, data_dir: Path) -> suite.Engine:
@@ -60,15 +59,7 @@ def bytewax_engine(q: WindowQuery, data_dir: Path) -> suite.Engine:
     ``<data_dir>/events.parquet``. Its measure raises `suite.Unavailable`
     when Bytewax is not installed."""
     path = data_dir / "events.parquet"
-
-    def measure(repeats: int) -> suite.Run:
-        try:
-            import bytewax  # noqa: F401
-        except ImportError as e:
-            raise suite.Unavailable(INSTALL) from e
-        return suite.in_process("bytewax", lambda warm_up: run(q, path, warm_up), repeats)
-
-    return suite.Engine("bytewax", measure)
+    return suite.library_engine("bytewax", "bytewax", lambda warm_up: run(q, path, warm_up))
 
 
 def run(q: WindowQuery, path: Path, warm_up: bool) -> pd.DataFrame | None:

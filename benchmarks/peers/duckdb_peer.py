@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.query import WindowQuery
-from benchmarks.suite import Engine, Output, Unavailable, engine
+from benchmarks.suite import INSTALL, Engine, Output, Unavailable, engine
 
 AGGS = "count(*) AS n, sum(v) AS s, max(v) AS hi"
 
@@ -45,17 +45,20 @@ def duckdb_engine(q: WindowQuery, data_dir: Path) -> Engine:
     return engine("duckdb", duckdb_run(window_sql(q, data_dir / "events.parquet")))
 
 
-def duckdb_run(sql: str, threads: int = 2) -> Callable[[bool], Output | None]:
+def duckdb_run(sql: str, threads: int = 2, setup: str = "") -> Callable[[bool], Output | None]:
     """A `suite.engine` run of `sql` on `threads` threads (the cores Spark
-    gets): the warm-up returns the result, timed runs materialise it."""
+    gets), on a fresh connection after the statements `setup` (e.g. views):
+    the warm-up returns the result, timed runs materialise it."""
     try:
         import duckdb
     except ImportError as e:
-        raise Unavailable("pip install -e '.[bench]'") from e
+        raise Unavailable(INSTALL) from e
 
     def run(collect: bool) -> Output | None:
         with duckdb.connect() as con:
             con.execute(f"SET threads = {threads}")
+            if setup:
+                con.execute(setup)
             if collect:
                 return con.sql(sql).df()
             con.execute(f"CREATE TEMP TABLE out AS {sql}")

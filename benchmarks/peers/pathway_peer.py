@@ -46,7 +46,6 @@ windows.
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +56,6 @@ from benchmarks import suite
 from benchmarks.query import OUTPUT, WindowQuery
 
 BATCH_ROWS = 65_536
-INSTALL = "pip install -e '.[bench]'"
 
 
 def pathway_engine(q: WindowQuery, data_dir: Path) -> suite.Engine:
@@ -65,16 +63,7 @@ def pathway_engine(q: WindowQuery, data_dir: Path) -> suite.Engine:
     ``<data_dir>/events.parquet``. Its measure raises `suite.Unavailable`
     when Pathway is not installed."""
     path = data_dir / "events.parquet"
-
-    def measure(repeats: int) -> suite.Run:
-        try:
-            import pathway  # noqa: F401
-        except ImportError as e:
-            raise suite.Unavailable(INSTALL) from e
-        logging.getLogger().setLevel(logging.WARNING)  # Pathway logs every minibatch at INFO on the root logger
-        return suite.in_process("pathway", lambda warm_up: run(q, path, warm_up), repeats)
-
-    return suite.Engine("pathway", measure)
+    return suite.library_engine("pathway", "pathway", lambda warm_up: run(q, path, warm_up))
 
 
 def run(q: WindowQuery, path: Path, warm_up: bool) -> pd.DataFrame | None:
@@ -93,7 +82,7 @@ def run(q: WindowQuery, path: Path, warm_up: bool) -> pd.DataFrame | None:
             del rows[key]
 
     pw.io.subscribe(windows(q, events(path)), on_change)
-    pw.run(monitoring_level=pw.MonitoringLevel.NONE)
+    pw.run(monitoring_level=pw.MonitoringLevel.NONE, default_logging=False)  # no INFO line per minibatch
     if not warm_up:
         return None
     return pd.DataFrame(list(rows.values()), columns=list(OUTPUT)).astype({c: "int64" for c in OUTPUT[:4]})

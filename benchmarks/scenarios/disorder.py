@@ -121,10 +121,9 @@ def print_points(record: dict[str, Any]) -> None:
 def plot(records: list[dict[str, Any]], out: Path) -> list[Path]:
     """Per record, ``out/<scenario>.png``: mean count error and share of
     incorrect windows against latency, one curve per handling and mode."""
-    import matplotlib
+    from benchmarks.plots import pyplot, save
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     paths = []
     for record in records:
@@ -138,11 +137,7 @@ def plot(records: list[dict[str, Any]], out: Path) -> list[Path]:
         axes[0].legend(fontsize=8)
         fig.suptitle(f"{record['scenario']}: {record['params']['disorder']}, {record['rows']:,} rows", fontsize=10)
         fig.tight_layout()
-        out.mkdir(parents=True, exist_ok=True)
-        path = out / f"{record['scenario']}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        paths.append(path)
+        paths.append(save(fig, out / f"{record['scenario']}.png"))
     return paths
 
 

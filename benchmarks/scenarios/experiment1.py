@@ -64,10 +64,9 @@ def median(record: dict[str, Any], engine: str) -> float:
 def plot(records: list[dict[str, Any]], out: Path) -> list[Path]:
     """Execution time against range / slide, one line per engine, the scan
     floor dashed (the paper's execution-time figure)."""
-    import matplotlib
+    from benchmarks.plots import pyplot, save
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     ratios = [r["params"]["ratio"] for r in records]
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -82,8 +81,4 @@ def plot(records: list[dict[str, Any]], out: Path) -> list[Path]:
            title=f"Experiment 1: {records[0]['rows']:,} rows, 100 keys, slide 60 s")
     ax.set_xticks(ratios, [str(r) for r in ratios])
     ax.legend()
-    path = out / "experiment1.png"
-    out.mkdir(exist_ok=True)
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    return [path]
+    return [save(fig, out / "experiment1.png")]

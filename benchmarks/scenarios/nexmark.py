@@ -31,6 +31,8 @@ from typing import Any
 from benchmarks import suite
 from benchmarks.nexmark import QUERIES, Query, generator, queries_duckdb, queries_spark, queries_wid
 from benchmarks.nexmark.queries_spark import SparkQuery
+from benchmarks.peers.duckdb_peer import duckdb_run
+from benchmarks.peers.spark_peers import spark_run
 
 TITLE = "Nexmark q5, q6, q7, q8, q11, q12 (wid, Spark, DuckDB, Flink)"
 EVENTS = {True: 1_000_000, False: 10_000_000}  # by ctx.quick
@@ -60,27 +62,12 @@ def scenario(spark: Any, query: Query, where: Path, events: int) -> suite.Scenar
 
 def on_spark(spark: Any, query: SparkQuery, where: Path) -> Run:
     """The query's output as pandas (`collect`), else into Spark's ``noop`` sink."""
-    def once(collect: bool) -> suite.Output | None:
-        df = query(spark, where)
-        if collect:
-            return df.toPandas()
-        df.write.format("noop").mode("overwrite").save()
-        return None
-    return once
+    return spark_run(lambda: query(spark, where), lambda df: df)
 
 
 def on_duckdb(sql: str, where: Path) -> Run:
     """The query's output as pandas (`collect`), else into a temporary table."""
-    def once(collect: bool) -> suite.Output | None:
-        con = queries_duckdb.connect(where)
-        try:
-            if collect:
-                return con.sql(sql).df()
-            con.execute(f"CREATE TEMP TABLE out AS {sql}")
-            return None
-        finally:
-            con.close()
-    return once
+    return duckdb_run(sql, setup=queries_duckdb.views(where))
 
 
 def flink(query: str, where: Path) -> list[suite.Engine]:
@@ -97,31 +84,8 @@ def flink(query: str, where: Path) -> list[suite.Engine]:
 def plot(records: list[dict[str, Any]], out: Path) -> list[Path]:
     """Throughput (input events per second) per query and engine, as
     grouped bars on a log scale, to ``out / "nexmark.png"``."""
-    import matplotlib
+    from benchmarks.plots import throughput_bars
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    engines = list(dict.fromkeys(e["engine"] for r in records for e in r["engines"]))
-    width = 0.8 / max(len(engines), 1)
-    fig, ax = plt.subplots(figsize=(1.6 * len(records) + 2, 4.5))
-    for i, name in enumerate(engines):
-        xs, ys = [], []
-        for j, record in enumerate(records):
-            rate = next((e["rows_per_s"] for e in record["engines"] if e["engine"] == name and e["agrees"]), None)
-            if rate:
-                xs.append(j + (i - (len(engines) - 1) / 2) * width)
-                ys.append(rate)
-        ax.bar(xs, ys, width, label=name)
-    ax.set_xticks(range(len(records)), [r["params"]["query"] for r in records])
-    ax.set_yscale("log")
-    ax.set_ylabel("events / s (log)")
     events = records[0]["rows"] if records else 0
-    ax.set_title(f"Nexmark, {events:,} events (engines that agree with wid)")
-    ax.legend()
-    fig.tight_layout()
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "nexmark.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [throughput_bars(records, out / "nexmark.png", f"Nexmark, {events:,} events (engines that agree with wid)",
+                            [r["params"]["query"] for r in records])]

@@ -57,10 +57,9 @@ def run(ctx: Any) -> list[dict[str, Any]]:
 
 def plot(records: list[dict[str, Any]], out: Path) -> list[Path]:
     """wid's and window()'s throughput against the data factor, per master."""
-    import matplotlib
+    from benchmarks.plots import pyplot, save
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for master in MASTERS:
@@ -72,11 +71,7 @@ def plot(records: list[dict[str, Any]], out: Path) -> list[Path]:
            title=f"scaling: {QUERY.label}, 1,000 keys")
     ax.set_xticks([1, 2, 4], ["1x", "2x", "4x"])
     ax.legend()
-    path = out / "scaling.png"
-    out.mkdir(exist_ok=True)
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    return [path]
+    return [save(fig, out / "scaling.png")]
 
 
 if __name__ == "__main__":
