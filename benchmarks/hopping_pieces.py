@@ -13,11 +13,13 @@ wall-clock seconds and in CPU seconds of the JVM plus its Python workers
 Variants:
 
 - ``wid_tumbling``: the reference (one hash aggregate);
-- ``wid_hopping``: the default plan (rows shuffled by key, one fused
-  NumPy pass per partition: panes by bincount, windows by prefix sums and
-  sparse tables);
-- ``hopping_spark_panes``: the previous plan (Spark's hash aggregate makes
-  the panes, then the vectorised window merge);
+- ``wid_hopping``: the default plan (Spark's hash aggregate makes the
+  panes, partial aggregation before its shuffle; the pane partials shuffled
+  by key; one vectorised NumPy pass per partition merges them into windows
+  by prefix sums and sparse tables);
+- ``hopping_fused``: the previous plan, ``spark.wid.paneMerge = fused``
+  (rows shuffled by key, one fused NumPy pass per partition: panes by
+  bincount, then the same merge);
 - ``hopping_jvm_merge``: Spark's pane aggregate, then the JVM block merge
   (``spark.wid.paneMerge = spark``, the plan for HLL sketches);
 - ``hopping_size_checked``: the default plan under Spark's default
@@ -49,6 +51,7 @@ from wid.spark.arrow_merge import CONF
 from wid.spark.session import ARROW_MAX_BYTES
 
 SPARK_DEFAULT_MAX_BYTES = str(64 << 20)  # Spark 4.3's default
+PANE_MERGE = {"hopping_jvm_merge": "spark", "hopping_fused": "fused"}
 
 
 def cpu_seconds() -> float | None:
@@ -83,24 +86,13 @@ def _drop(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 
 def variants(spark: Any, df: DataFrame) -> dict[str, Callable[[], DataFrame]]:
     qs = queries(df)
-    fused = panes.sliding_rows
-
-    def spark_panes(rows: DataFrame, keys: Any, pane: Any, geo: Any, aggs: Any) -> tuple[DataFrame, str]:
-        return panes.sliding(panes.partials(rows, keys, pane, aggs), keys, geo, aggs)
-
-    def with_panes() -> DataFrame:
-        panes.sliding_rows = spark_panes
-        try:
-            return qs["wid_hopping"]()
-        finally:
-            panes.sliding_rows = fused
 
     shuffled = panes.by_key(df.select("k", F.unix_micros("ts").alias("t"), "v"), ["k"])
     to_python = shuffled.select("k", F.floor(F.col("t") / 60_000_000).cast("long").alias("pane"), "v")
     return {
         "wid_tumbling": qs["wid_tumbling"],
         "wid_hopping": qs["wid_hopping"],
-        "hopping_spark_panes": with_panes,
+        "hopping_fused": qs["wid_hopping"],
         "hopping_jvm_merge": qs["wid_hopping"],
         "hopping_size_checked": qs["wid_hopping"],
         "shuffle_only": lambda: shuffled,
@@ -113,8 +105,8 @@ def run(spark: Any, name: str, query: Callable[[], DataFrame]) -> tuple[float, f
     default = spark.conf.get(ARROW_MAX_BYTES)
     if name == "hopping_size_checked":
         spark.conf.set(ARROW_MAX_BYTES, SPARK_DEFAULT_MAX_BYTES)
-    if name == "hopping_jvm_merge":
-        spark.conf.set(CONF, "spark")
+    if name in PANE_MERGE:
+        spark.conf.set(CONF, PANE_MERGE[name])
     try:
         cpu, started = cpu_seconds(), time.perf_counter()
         run_noop(query())
@@ -134,9 +126,10 @@ def main() -> None:
     spark = session()
     df = events(spark, args.rows, args.keys)
     qs = variants(spark, df)
-    sums = {name: checksum(qs[name]()) for name in ("wid_hopping", "hopping_spark_panes")}
-    spark.conf.set(CONF, "spark")
-    sums["hopping_jvm_merge"] = checksum(qs["hopping_jvm_merge"]())
+    sums = {}
+    for name in ("wid_hopping", *PANE_MERGE):
+        spark.conf.set(CONF, PANE_MERGE.get(name, "arrow"))
+        sums[name] = checksum(qs[name]())
     spark.conf.unset(CONF)
     assert len(set(sums.values())) == 1, sums
     walls: dict[str, list[float]] = {name: [] for name in qs}

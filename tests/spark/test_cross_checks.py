@@ -65,7 +65,8 @@ def wid_rows(df: DataFrame, window: Window) -> list[tuple[Any, ...]]:
 
 
 @pytest.mark.parametrize(("duration_ms", "hop_ms", "origin_ms"), [
-    (60_000, None, 0), (60_000, None, 15_000), (600_000, 60_000, 0), (300_000, 120_000, 30_000), (7_000, 3_000, 0)])
+    (60_000, None, 0), (60_000, None, 15_000), (600_000, 60_000, 0), (300_000, 120_000, 30_000), (7_000, 3_000, 0),
+    (120_000, 60_000, 0), (5_000, 3_000, 1_000)])  # the last two: in 2 windows a row, so the copy form
 def test_time_windows_against_spark_window(spark: Any, duration_ms: int, hop_ms: int | None, origin_ms: int) -> None:
     df = spark_df(spark, frame(1))
     kind = "tumbling" if hop_ms is None else "hopping"
@@ -95,13 +96,13 @@ def key_values(key_type: str) -> list[Any]:
 
 @pytest.mark.parametrize("key_type", ["boolean", "date", "decimal", "double", "timestamp"])
 def test_hopping_keys_of_every_type_against_spark_window(spark: Any, key_type: str) -> None:
-    # the fused merge groups keys in NumPy: it must group them as Spark's own window() does
+    # the vectorised merge groups keys in NumPy: it must group them as Spark's own window() does
     pick = F.pmod(F.xxhash64("k", "ts"), F.lit(4)).cast("int")
     df = spark_df(spark, frame(6, n=2000)).withColumn("kk", F.array(*key_values(key_type))[pick])
     window = Window(kind="hopping", duration_ms=600_000, hop_ms=60_000, event_time_column="t", group_by=["kk"],
                     aggregations=AGGS)
     result = wid.window_result(df, window)
-    assert "fused" in result.planned.form
+    assert "vectorised Arrow merge" in result.planned.form
     ref = df.where(F.col("kk").isNotNull()).groupBy("kk", F.window("t", "10 minutes", "1 minute")).agg(
         F.count("*").alias("n"), F.sum("v").alias("s"), F.min("v").alias("lo"), F.max("v").alias("hi"),
         F.avg("v").alias("mean")).select(F.col("window.start").alias("window_start"), "*")
@@ -138,7 +139,7 @@ GROUP BY ALL
 """
 
 
-@pytest.mark.parametrize(("dur_ms", "hop_ms", "origin_ms"), [(60_000, 60_000, 0), (600_000, 60_000, 7_000), (9_000, 4_000, 0)])
+@pytest.mark.parametrize(("dur_ms", "hop_ms", "origin_ms"), [(60_000, 60_000, 0), (600_000, 60_000, 7_000), (9_000, 4_000, 0), (5_000, 3_000, 500)])
 def test_time_windows_against_duckdb(spark: Any, dur_ms: int, hop_ms: int, origin_ms: int) -> None:
     t = frame(4)
     kind = "tumbling" if dur_ms == hop_ms else "hopping"

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from tests.spark.compare import check_against_oracle
 from tests.strategies import windows
+from wid.spark import panes
 from wid.spec import Aggregation, Window
 from wid.spec.catalog import AGGREGATIONS
 
@@ -48,8 +49,8 @@ SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=list(H
 
 # Hopping, count, landmark and session windows merge panes either vectorised
 # (Arrow) or inside Spark; rolling windows run as sorted prefix sums (Arrow)
-# or Spark's range frame; both are checked.
-KINDS = [("tumbling", "arrow"),
+# or Spark's range frame; both are checked, and time windows' fused pass too.
+KINDS = [("tumbling", "arrow"), ("hopping", "fused"), ("landmark", "fused"),
          *[(k, m) for k in ("hopping", "count", "landmark", "rolling", "session") for m in ("arrow", "spark")]]
 
 
@@ -108,18 +109,24 @@ def test_every_aggregation_on_every_kind(spark: Any, kind: str, pane_merge: str,
     check_against_oracle(spark, rows, SCHEMA, window)
 
 
-FUSED_KEYS = {"hopping": {"group_by": ("k1", "k2")}, "count": {}, "landmark": {"group_by": ("k2",)}}
+NUMPY_KEYS = {"hopping": {"group_by": ("k1", "k2")}, "count": {}, "landmark": {"group_by": ("k2",)}}
+NUMPY_MERGE = {("hopping", "arrow"): panes.VECTOR, ("hopping", "fused"): panes.FUSED,
+               ("count", "arrow"): panes.FUSED, ("landmark", "arrow"): panes.VECTOR,
+               ("landmark", "fused"): panes.FUSED}
 
 
-@pytest.mark.parametrize("kind", ["hopping", "count", "landmark"])
+@pytest.mark.parametrize(("kind", "pane_merge"), list(NUMPY_MERGE), indirect=["pane_merge"])
 @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck), phases=NO_SHRINK)
 @given(rows=datasets(max_rows=60))
-def test_fused_merge_on_every_mergeable_aggregation(spark: Any, kind: str, rows: list[dict[str, Any]]) -> None:
-    # every aggregation with a NumPy merge (all but HLL sketches and the holistic ones) in
-    # one window, so the rows -> panes -> windows pass runs, with string, int and two-column keys
+def test_numpy_merge_on_every_mergeable_aggregation(spark: Any, kind: str, pane_merge: str,
+                                                    rows: list[dict[str, Any]]) -> None:
+    # every aggregation with a NumPy merge (all but HLL sketches and the holistic ones) in one
+    # window, with string, int and two-column keys: time windows merge Spark's pane partials in
+    # NumPy (or, with paneMerge = fused, send rows -> panes -> windows through one fused NumPy
+    # pass, as count windows always do)
     aggs = tuple(a for a in all_aggregations(holistic=False) if a.agg != "count_distinct")
-    params = {**PARAMS[kind], **FUSED_KEYS[kind]}
+    params = {**PARAMS[kind], **NUMPY_KEYS[kind]}
     params.setdefault("group_by", ("k1",))
     window = Window(kind=kind, event_time_column="ts", event_time_unit="us", aggregations=aggs, **params)
     result = check_against_oracle(spark, rows, SCHEMA, window)
-    assert "fused" in result.planned.form
+    assert result.planned.form.endswith(NUMPY_MERGE[kind, pane_merge])

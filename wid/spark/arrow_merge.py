@@ -9,12 +9,13 @@ Two forms, both one Python call per partition of key-partitioned input:
 - `fused`: rows in, windows out (`pane_reduce.merge_rows`): the pane
   aggregate runs in NumPy too, so no Spark aggregate runs at all. Measured
   on the issue 2 benchmark it is faster than Spark's hash aggregate followed
-  by `vectorised`, since the hash aggregate costs more than sending the rows
-  (see benchmarks/RESULTS.md).
+  by `vectorised` when a pane holds few rows (about one to four), and
+  slower when it holds many, where Spark's partial aggregation shrinks the
+  rows before its shuffle (see `wid.spark.panes` for which plan uses which).
 
-Both return None, and the caller falls back to Spark, when a field cannot
-merge in NumPy (HLL sketches, holistic aggregations, decimals, collated
-strings) or the session sets ``spark.wid.paneMerge = spark``. Executors
+Both return None, and the caller falls back to Spark, when a field or a key
+cannot merge or group in NumPy (HLL sketches, holistic aggregations,
+decimals, collated strings) or the session sets ``spark.wid.paneMerge = spark``. Executors
 need numpy and pyarrow, not wid: the two modules are shipped by value.
 """
 
@@ -34,7 +35,7 @@ from wid.spark import pane_merge, pane_reduce
 from wid.spark.columns import PANE, WID, field
 from wid.spark.shipping import ship
 
-CONF = "spark.wid.paneMerge"  # "arrow" (default) or "spark" (JVM only)
+CONF = "spark.wid.paneMerge"  # "arrow" (default), "fused" (time windows too) or "spark" (JVM only)
 SUMMABLE = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType)
 ORDERABLE = (*SUMMABLE, T.StringType, T.BooleanType, T.DateType, T.TimestampType, T.TimestampNTZType)  # atomic
 _ORDERABLE = (*ORDERABLE, T.BinaryType, T.StructType)  # pane partials: first/last keys are structs
@@ -45,12 +46,24 @@ Merge = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 def enabled(df: DataFrame) -> bool:
     """False when the session asks for the JVM-only merge."""
-    return df.sparkSession.conf.get(CONF, "arrow") == "arrow"
+    return df.sparkSession.conf.get(CONF, "arrow") in ("arrow", "fused")
+
+
+def fused_time_windows(df: DataFrame) -> bool:
+    """True when the session asks time windows to send rows, not Spark's pane
+    partials, to NumPy (``spark.wid.paneMerge = fused``: faster when a pane
+    holds only a few rows, see `wid.spark.panes`)."""
+    return df.sparkSession.conf.get(CONF, "arrow") == "fused"
 
 
 def _binary_order(t: T.DataType) -> bool:
     """NumPy orders and groups strings by their bytes: collated ones cannot."""
     return not isinstance(t, T.StringType) or t.collation == "UTF8_BINARY"
+
+
+def _keys_fit(types: dict[str, T.DataType], keys: Sequence[str]) -> bool:
+    """NumPy can group these keys exactly as Spark does."""
+    return all(isinstance(types[k], _KEYS) and _binary_order(types[k]) for k in keys)
 
 
 def _mergeable(op: pane_merge.FieldOp, types: dict[str, T.DataType]) -> bool:
@@ -126,7 +139,8 @@ def vectorised(panes: DataFrame, keys: Sequence[str], spec: pane_merge.MergeSpec
     `pane_merge.merge`, or None (see the module docstring). `panes` must
     hold all panes of a key in one partition. Returns keys, WID and the
     merged fields ``field(i, k, "m")``."""
-    fields = partial_fields(panes, aggs) if enabled(panes) else None
+    types = {f.name: f.dataType for f in panes.schema.fields}
+    fields = partial_fields(panes, aggs) if enabled(panes) and _keys_fit(types, keys) else None
     if fields is None:
         return None
     unique, copies = fields
@@ -154,7 +168,7 @@ def fused(rows: DataFrame, keys: Sequence[str], pane: Column, spec: pane_merge.M
     df = rows.select(*keys, pane.cast("long").alias(PANE), *extra, *sent)
     schema = {f.name: f for f in df.schema.fields}
     types = {name: f.dataType for name, f in schema.items()}
-    if not all(isinstance(types[k], _KEYS) and _binary_order(types[k]) for k in keys):
+    if not _keys_fit(types, keys):
         return None
     flat = _rename(ops, canonical)
     if not all(_mergeable(op, types) for op in flat):

@@ -26,11 +26,24 @@ Landmark (cumulative) windows are prefixes of their period and need only the
 prefix pass (`cumulative`).
 
 This Spark form runs when a field has no NumPy merge (HLL sketches) or the
-session asks for it (``spark.wid.paneMerge = spark``). Otherwise
-`sliding_rows` and `cumulative_rows` hand the rows to one fused NumPy pass
-per partition (`wid.spark.arrow_merge.fused`), and `sliding` and
-`cumulative`, given pane partials, to the vectorised merge
-(`wid.spark.arrow_merge.vectorised`).
+session asks for it (``spark.wid.paneMerge = spark``). Otherwise `sliding`
+and `cumulative`, given pane partials, run the vectorised merge
+(`wid.spark.arrow_merge.vectorised`), and `sliding_rows` hands rows to one
+fused NumPy pass per partition (`wid.spark.arrow_merge.fused`).
+
+Which one gets the rows: time windows (`sliding_panes`, `cumulative_panes`)
+let Spark aggregate the panes first: its partial aggregation runs before the
+shuffle and shrinks the rows by the rows per pane, as two-phase aggregation
+does in Spark, Flink and DuckDB. Count windows (`sliding_rows`) arrive
+partitioned by key from their rank and go to the fused pass. Measured on 5M
+and 10M rows (benchmarks/RESULTS.md, "Batch hopping: the pane aggregate
+first"): the pane aggregate then the vectorised merge takes 0.36-0.67x the
+fused pass's time at 10 to 600 rows per pane, and 1.1-1.6x at 1 to 3.5,
+where Spark's hash aggregate barely shrinks the rows. Without statistics a
+plan cannot know the rows per pane (sampling the input costs 0.1-0.2 s per
+query), so the standard two-phase plan is the default and
+``spark.wid.paneMerge = fused`` sends time windows' rows to the fused pass
+for data known to be sparse.
 """
 
 from __future__ import annotations
@@ -140,17 +153,29 @@ def sliding_rows(rows: DataFrame, keys: Sequence[str], pane: Column, geo: Geomet
     return sliding(partials(rows, keys, pane, aggs), keys, geo, aggs)
 
 
-def cumulative_rows(rows: DataFrame, keys: Sequence[str], pane: Column, period: int | None, last: str,
-                    aggs: Sequence[SparkAgg]) -> tuple[DataFrame, str]:
-    """Landmark windows straight from rows (as `sliding_rows`; `last` is a
-    column of `rows`), or Spark's pane ``groupBy`` then `cumulative`."""
+def sliding_panes(rows: DataFrame, keys: Sequence[str], pane: Column, geo: Geometry,
+                  aggs: Sequence[SparkAgg]) -> tuple[DataFrame, str]:
+    """Windows of `geo` from rows in any partitioning: Spark's pane
+    aggregate (`pane` is each row's pane index), its partials partitioned by
+    key, then `sliding` (or `sliding_rows` under ``spark.wid.paneMerge =
+    fused``). Returns what `sliding` returns."""
+    if arrow_merge.fused_time_windows(rows):
+        return sliding_rows(by_key(rows, keys), keys, pane, geo, aggs)
+    return sliding(by_key(partials(rows, keys, pane, aggs), keys), keys, geo, aggs)
+
+
+def cumulative_panes(rows: DataFrame, keys: Sequence[str], pane: Column, period: int | None, last: str,
+                     aggs: Sequence[SparkAgg]) -> tuple[DataFrame, str]:
+    """Landmark windows from rows in any partitioning (`last` is a column of
+    `rows`): Spark's pane aggregate, its partials partitioned by key, then
+    `cumulative` (or the fused pass under ``spark.wid.paneMerge = fused``)."""
     spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, kind="cumulative", fields=(), period=period, last=last)
-    fast = arrow_merge.fused(rows, keys, pane, spec, aggs)
+    fast = arrow_merge.fused(by_key(rows, keys), keys, pane, spec, aggs) if arrow_merge.fused_time_windows(rows) else None
     if fast is not None:
         return fast, FUSED
     grouped = rows.groupBy(*keys, pane.alias(PANE)).agg(
         F.max(last).alias(last), *[e.alias(field(i, k)) for i, a in enumerate(aggs) for k, e in a.partial().items()])
-    return cumulative(grouped, keys, period, last, aggs)
+    return cumulative(by_key(grouped, keys), keys, period, last, aggs)
 
 
 def sliding(panes: DataFrame, keys: Sequence[str], geo: Geometry, aggs: Sequence[SparkAgg]) -> tuple[DataFrame, str]:

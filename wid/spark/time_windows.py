@@ -1,16 +1,20 @@
 """Batch plans for tumbling, hopping and landmark windows (DESIGN.md section 6).
 
 - tumbling: bucket ``floor((ts - o)/d)``, then one ``groupBy``;
-- hopping: tumbling panes of ``gcd(d, h)``, merged into windows by
-  `wid.spark.panes.sliding_rows` (cost independent of ``d/h``; rows go to
-  one fused NumPy pass per key partition when every field allows it);
+- hopping: tumbling panes of ``gcd(d, h)`` aggregated by Spark, merged into
+  windows by `wid.spark.panes.sliding_panes` (cost independent of ``d/h``;
+  one vectorised NumPy pass per key partition when every field allows it);
 - landmark: hop-sized panes merged by running prefixes
-  (`wid.spark.panes.cumulative_rows`).
+  (`wid.spark.panes.cumulative_panes`).
 
 Holistic aggregations (`med`, `percentile`, exact `count_distinct`) have no
 constant-size merge; with them, overlapping windows fall back to the *copy*
 form: each row is copied into each of its windows, as Spark's `window()`
-does, and `wid explain` says so.
+does, and `wid explain` says so. The copy form is also chosen when a row
+falls in at most `COPY_MAX_WINDOWS` windows: copying a row a few times inside
+Spark's code-generated aggregation costs less than the pane plan's trip
+through Arrow and Python (threshold measured, see `benchmarks/RESULTS.md`,
+"Batch hopping: panes or copies").
 """
 
 from __future__ import annotations
@@ -24,6 +28,12 @@ from wid.spark import panes
 from wid.spark.columns import PANE, TS, WID, floor_div, lit_long, long_range
 from wid.spark.plan import Ctx, Planned, assemble, where_label
 from wid.spec.window import Window
+
+# A row in at most this many windows is copied into them. Measured on 1M and
+# 10M rows (2 cores): at 2 windows the copy form takes 0.55x and 1.04x the
+# pane plan's time, at 3 0.55x and 1.39x; on small inputs copies win up to
+# about 5, but the pane plan's cost does not grow with the data's ratio.
+COPY_MAX_WINDOWS = 2
 
 
 def _bounds(w: Window) -> tuple[int, int, int]:
@@ -60,18 +70,20 @@ def hopping(ctx: Ctx) -> Planned:
     start = _start(o, h)
     aggs = ctx.aggs(where_label(start, start + d, ctx.pipeline))
     keys = list(w.group_by)
-    if ctx.holistic:
+    copies = -(-d // h)
+    if ctx.holistic or copies <= COPY_MAX_WINDOWS:
         t = F.col(TS) - lit_long(o)
         ids = long_range(floor_div(t - lit_long(d), h) + 1, floor_div(t, h))
         copied = ctx.rows.select("*", F.explode(ids).alias(PANE))
         out = panes.finished(panes.partials(copied, keys, F.col(PANE), aggs, name=WID), aggs, "p", [*keys, WID])
-        return Planned(assemble(out, w, start, start + d), "copy: each row into its windows",
-                       f"{', '.join(ctx.holistic)} cannot merge panes in constant space",
+        why = (f"{', '.join(ctx.holistic)} cannot merge panes in constant space" if ctx.holistic else
+               f"a row is in at most {copies} windows: copying it costs less than merging panes "
+               f"(copy form up to {COPY_MAX_WINDOWS}, measured)")
+        return Planned(assemble(out, w, start, start + d), "copy: each row into its windows", why,
                        (f"cost grows with duration/hop = {d / h:g}",))
     p = gcd(d, h)
-    rows = panes.by_key(ctx.rows, keys)
     pane = floor_div(F.col(TS) - lit_long(o), p)
-    merged, how = panes.sliding_rows(rows, keys, pane, panes.Geometry(d // p, h // p), aggs)
+    merged, how = panes.sliding_panes(ctx.rows, keys, pane, panes.Geometry(d // p, h // p), aggs)
     out = panes.finished(merged, aggs, keep=[*keys, WID])
     return Planned(assemble(out, w, start, start + d), f"panes of {p / 1000:g} ms + {how}",
                    "windows overlap: each row is aggregated once into its pane, panes merge in O(n)")
@@ -103,8 +115,7 @@ def landmark(ctx: Ctx) -> Planned:
         return Planned(assemble(out, w, start, end), "copy: each row into its windows",
                        f"{', '.join(ctx.holistic)} cannot merge panes in constant space",
                        ("cost grows with the number of windows per period",))
-    merged, how = panes.cumulative_rows(panes.by_key(rows, keys), keys, pane, None if m is None else m // h,
-                                        last_col, aggs)
+    merged, how = panes.cumulative_panes(rows, keys, pane, None if m is None else m // h, last_col, aggs)
     out = panes.finished(merged, aggs, keep=[*keys, WID])
     return Planned(assemble(out, w, start, end), f"hop panes + {how}",
                    "landmark windows are prefixes of their period")
