@@ -48,9 +48,11 @@ class Context:
 
     @cached_property
     def spark(self) -> Any:
-        from benchmarks.harness import session
+        from benchmarks.harness import session, warm_up
 
-        return session(self.master)
+        spark = session(self.master)
+        warm_up(spark, 200_000 if self.quick else 2_000_000)
+        return spark
 
 
 def run(names: list[str], ctx: Context) -> int:

@@ -161,7 +161,7 @@ def sliding_panes(rows: DataFrame, keys: Sequence[str], pane: Column, geo: Geome
     fused``). Returns what `sliding` returns."""
     if arrow_merge.fused_time_windows(rows):
         return sliding_rows(by_key(rows, keys), keys, pane, geo, aggs)
-    return sliding(by_key(partials(rows, keys, pane, aggs), keys), keys, geo, aggs)
+    return sliding(by_key(partials(rows, keys, pane, aggs), keys, even=False), keys, geo, aggs)
 
 
 def cumulative_panes(rows: DataFrame, keys: Sequence[str], pane: Column, period: int | None, last: str,
@@ -175,7 +175,7 @@ def cumulative_panes(rows: DataFrame, keys: Sequence[str], pane: Column, period:
         return fast, FUSED
     grouped = rows.groupBy(*keys, pane.alias(PANE)).agg(
         F.max(last).alias(last), *[e.alias(field(i, k)) for i, a in enumerate(aggs) for k, e in a.partial().items()])
-    return cumulative(by_key(grouped, keys), keys, period, last, aggs)
+    return cumulative(by_key(grouped, keys, even=False), keys, period, last, aggs)
 
 
 def sliding(panes: DataFrame, keys: Sequence[str], geo: Geometry, aggs: Sequence[SparkAgg]) -> tuple[DataFrame, str]:
@@ -235,12 +235,18 @@ def finished(df: DataFrame, aggs: Sequence[SparkAgg], stage: str = "m", keep: Se
     return df.select(*keep, *[out(i, a).alias(a.agg.as_) for i, a in enumerate(aggs)])
 
 
-def by_key(rows: DataFrame, keys: Sequence[str]) -> DataFrame:
+def by_key(rows: DataFrame, keys: Sequence[str], even: bool = True) -> DataFrame:
     """`rows` hash-partitioned by the keys (all of a key's rows in one
-    partition), with an explicit partition count so adaptive execution does
-    not merge partitions into uneven tasks; one partition without keys."""
+    partition); one partition without keys. `even`: with an explicit
+    partition count, so adaptive execution does not merge partitions into
+    uneven tasks (rows); else adaptive execution may coalesce small
+    partitions (pane partials, often a few MB, where each Python task's
+    fixed cost dominates: measured 0.61 s against 0.36 s for a hopping query
+    over 1M rows, and 1.22 s against 1.07 s over 10M)."""
     if not keys:
         return rows.repartition(1)
+    if not even:
+        return rows.repartition(*keys)
     session = rows.sparkSession
     n = max(int(session.conf.get("spark.sql.shuffle.partitions") or "8"),
             4 * session.sparkContext.defaultParallelism)
