@@ -10,10 +10,11 @@ key's 1-minute pane holds `per-pane` rows on average. Query: hopping windows
 of `ratio` minutes every minute, count, sum and max of ``v`` per key. Plans,
 each run to Spark's ``noop`` sink after one warm-up, `repeats` times:
 
-- ``panes``: wid's default (Spark's pane aggregate, partial aggregation
-  before the shuffle, then the vectorised merge);
+- ``panes``: wid's default above `COPY_MAX_WINDOWS` windows a row (Spark's
+  pane aggregate, partial aggregation before the shuffle, then the
+  vectorised merge), here at every ratio;
 - ``fused``: ``spark.wid.paneMerge = fused`` (rows shuffled by key, one
-  NumPy pass makes the panes and merges them);
+  NumPy pass makes the panes and merges them), at every ratio;
 - ``copy``: wid's copy form (each row into its windows), whatever the ratio;
 - ``window()``: Spark's own ``window(ts, ratio min, 1 min)``.
 
@@ -48,8 +49,7 @@ def plan(spark: Any, name: str) -> Any:
     copy_max = time_windows.COPY_MAX_WINDOWS
     if name == "fused":
         spark.conf.set(CONF, "fused")
-    if name == "copy":
-        time_windows.COPY_MAX_WINDOWS = 10**9
+    time_windows.COPY_MAX_WINDOWS = 10**9 if name == "copy" else 0  # the pane plans at every ratio
     try:
         yield
     finally:
