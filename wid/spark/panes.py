@@ -38,8 +38,9 @@ does in Spark, Flink and DuckDB. Count windows (`sliding_rows`) arrive
 partitioned by key from their rank and go to the fused pass. Measured on 5M
 and 10M rows (benchmarks/RESULTS.md, "Batch hopping: the pane aggregate
 first"): the pane aggregate then the vectorised merge takes 0.36-0.67x the
-fused pass's time at 10 to 600 rows per pane, and 1.1-1.6x at 1 to 3.5,
-where Spark's hash aggregate barely shrinks the rows. Without statistics a
+fused pass's time at 10 to 600 rows per pane, and up to 1.6x at 1 to 3.5,
+where Spark's hash aggregate barely shrinks the rows (0.93x on 2M rows at
+3.5 once the pane partials' shuffle could be coalesced). Without statistics a
 plan cannot know the rows per pane (sampling the input costs 0.1-0.2 s per
 query), so the standard two-phase plan is the default and
 ``spark.wid.paneMerge = fused`` sends time windows' rows to the fused pass

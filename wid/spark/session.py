@@ -45,14 +45,15 @@ def spark_session(master: str | None = None, app_name: str = "wid", conf: dict[s
     Spark's 200 is sized for clusters and makes small local jobs slow.
     ``spark.sql.execution.arrow.maxBytesPerBatch`` defaults to its largest
     value, which turns off Spark 4's byte check after every row sent to
-    Python (about a fifth of the CPU of wid's hopping plan, which sends the
-    rows to a vectorised merge); batches stay capped at
+    Python (about a fifth of the CPU of wid's fused NumPy passes, which
+    receive rows); batches stay capped at
     ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows, as in Spark 3.
     ``spark.python.sql.dataFrameDebugging.enabled`` defaults to false: with
     it PySpark records the Python call site of every column expression (four
     extra JVM calls each, measured 0.6 ms against 0.13 ms for ``F.col``),
     and wid's plans build hundreds of expressions whose call sites are
-    inside wid, useless in an error message. Raises MissingDependencyError when Java or PySpark is missing.
+    inside wid, useless in an error message. Raises MissingDependencyError
+    when Java or PySpark is missing.
     """
     check_java()
     try:

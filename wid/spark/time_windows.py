@@ -14,7 +14,7 @@ does, and `wid explain` says so. The copy form is also chosen when a row
 falls in at most `COPY_MAX_WINDOWS` windows: copying a row a few times inside
 Spark's code-generated aggregation costs less than the pane plan's trip
 through Arrow and Python (threshold measured, see `benchmarks/RESULTS.md`,
-"Batch hopping: panes or copies").
+"Batch hopping: the pane aggregate first").
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from wid.spec.window import Window
 
 # A row in at most this many windows is copied into them. Measured on 1M and
 # 10M rows (2 cores): at 2 windows the copy form takes 0.55x and 1.04x the
-# pane plan's time, at 3 0.55x and 1.39x; on small inputs copies win up to
-# about 5, but the pane plan's cost does not grow with the data's ratio.
+# pane plan's time, at 3 0.55x and 1.39x. On 1M rows copies win up to about
+# 5 windows, but their cost grows with the data and the pane plan's does not.
 COPY_MAX_WINDOWS = 2
 
 
