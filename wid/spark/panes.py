@@ -170,10 +170,12 @@ def cumulative_panes(rows: DataFrame, keys: Sequence[str], pane: Column, period:
     """Landmark windows from rows in any partitioning (`last` is a column of
     `rows`): Spark's pane aggregate, its partials partitioned by key, then
     `cumulative` (or the fused pass under ``spark.wid.paneMerge = fused``)."""
-    spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, kind="cumulative", fields=(), period=period, last=last)
-    fast = arrow_merge.fused(by_key(rows, keys), keys, pane, spec, aggs) if arrow_merge.fused_time_windows(rows) else None
-    if fast is not None:
-        return fast, FUSED
+    if arrow_merge.fused_time_windows(rows):
+        spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, kind="cumulative", fields=(), period=period,
+                                    last=last)
+        fast = arrow_merge.fused(by_key(rows, keys), keys, pane, spec, aggs)
+        if fast is not None:
+            return fast, FUSED
     grouped = rows.groupBy(*keys, pane.alias(PANE)).agg(
         F.max(last).alias(last), *[e.alias(field(i, k)) for i, a in enumerate(aggs) for k, e in a.partial().items()])
     return cumulative(by_key(grouped, keys, even=False), keys, period, last, aggs)
