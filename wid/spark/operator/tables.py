@@ -20,22 +20,47 @@ ORIGINAL = "_wid_o_"    # prefix of the original columns carried for the dead le
 NONE = np.iinfo(np.int64).min  # "nothing closed yet" inside vectorised arithmetic only
 
 
+SPAN = 1 << 62  # combined key codes stay below this (int64 arithmetic)
+
+
 def group_ids(table: pa.Table, keys: Sequence[str]) -> tuple[np.ndarray, int, np.ndarray]:
     """(id of each row's key in ``[0, n)``, n, the first row of each id).
-    Ids follow the sorted order of the dictionary codes, so they are
+    Ids follow the sorted order of the rows' combined key codes (integer
+    columns without NULLs by value, others by dictionary code), so they are
     deterministic for a given table; with no keys every row has id 0."""
     rows = table.num_rows
     if not keys or rows == 0:
         ids = np.zeros(rows, dtype=np.int64)
         return ids, int(rows > 0), np.zeros(int(rows > 0), dtype=np.int64)
-    combined = np.zeros(rows, dtype=np.int64)
+    combined, size = np.zeros(rows, dtype=np.int64), 1
     for k in keys:
-        enc = pc.dictionary_encode(table.column(k).combine_chunks())
-        codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-        combined = combined * (len(enc.dictionary) + 1) + codes
-        _, combined = np.unique(combined, return_inverse=True)
+        col = table.column(k).combine_chunks()
+        codes, card = _value_codes(col)
+        if size * card >= SPAN:  # compress the codes so far, then fall back to dictionary codes
+            _, combined = np.unique(combined, return_inverse=True)
+            size = int(combined.max()) + 1
+            if size * card >= SPAN:
+                codes, card = _dictionary_codes(col)
+        combined, size = combined * card + codes, size * card
     uniq, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
     return inverse.astype(np.int64), len(uniq), first
+
+
+def _value_codes(col: pa.Array) -> tuple[np.ndarray, int]:
+    """Codes in ``[0, card)`` of a key column (equal values, equal codes) and
+    card: an integer column without NULLs is its own code (less its
+    minimum), which spares a hash table over, for instance, event times."""
+    if col.null_count == 0 and pa.types.is_integer(col.type):
+        values = np.asarray(col.to_numpy(), dtype=np.int64)
+        low, high = int(values.min()), int(values.max())
+        if high - low < SPAN:
+            return values - low, high - low + 1
+    return _dictionary_codes(col)
+
+
+def _dictionary_codes(col: pa.Array) -> tuple[np.ndarray, int]:
+    enc = pc.dictionary_encode(col)
+    return np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64), len(enc.dictionary) + 1
 
 
 def to_bytes(table: pa.Table) -> bytes:
