@@ -31,6 +31,29 @@ def test_spark_replays_the_transcript(spark: Any, tmp_path: Path, name: str) -> 
     transcript.check(got)
 
 
+@pytest.mark.parametrize("setting", [None, "false"])
+def test_state_commits_write_changelogs_unless_the_session_says_otherwise(spark: Any, tmp_path: Path,
+                                                                          setting: str | None) -> None:
+    # wid turns RocksDB's changelog checkpointing on when the session leaves it unset: every shard's commit
+    # writes a changelog file (N.changelog) instead of a snapshot; a session's own "false" is kept (N.zip)
+    from wid.spark.operator.plan import CHANGELOG
+
+    transcript = load(HERE / "rolling_reopen_on_update.toml")
+    spark.conf.unset(CHANGELOG) if setting is None else spark.conf.set(CHANGELOG, setting)
+    try:
+        got = run_on_spark(spark, tmp_path, transcript.batches, transcript.window, schema_of(transcript))
+        transcript.check(got)
+    finally:
+        spark.conf.unset(CHANGELOG)
+    state = list((tmp_path / "ck" / "state").rglob("*"))
+    changelogs = [f for f in state if f.name.endswith(".changelog")]
+    snapshots = [f for f in state if f.name.endswith(".zip")]
+    if setting is None:
+        assert len(changelogs) >= len(transcript.batches), sorted(f.name for f in state)
+    else:
+        assert not changelogs and snapshots, sorted(f.name for f in state)
+
+
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
