@@ -21,7 +21,9 @@ from wid.spark.operator.extents import merge_rows, row_partials
 from wid.spark.operator.tables import TS, concat
 from wid.spark.operator.time_engine import fields_of
 
-VALUES = st.one_of(st.none(), st.integers(-5, 5).map(float), st.floats(-1e3, 1e3, allow_nan=False))
+# small binary fractions, as the other operator tests draw: exact in floating point, so the statistics'
+# float arithmetic meets the oracle's exact arithmetic within tolerance (no underflow on subnormal spreads)
+VALUES = st.one_of(st.none(), st.integers(-9, 9).map(float), st.integers(-400, 400).map(lambda x: x / 8))
 ROWS = st.lists(st.tuples(st.integers(0, 6), VALUES, VALUES), min_size=1, max_size=30)
 
 
