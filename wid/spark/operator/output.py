@@ -27,7 +27,7 @@ def conform(table: pa.Table, kind: str, schema: pa.Schema) -> pa.RecordBatch:
     arrays = []
     for f in schema:
         if f.name == KIND:
-            arrays.append(pa.array([kind] * n, f.type))
+            arrays.append(pa.repeat(pa.scalar(kind, f.type), n))  # a Python list of n strings: 0.25 s at 625,000
         elif f.name in table.column_names:
             arrays.append(pc.cast(table.column(f.name).combine_chunks(), f.type))
         else:

@@ -224,7 +224,7 @@ def late_rows(late_data: str, late: pa.Table, reason: str | pa.Array = LATE_REAS
     if late_data != "dlq":
         return None
     cols = [c for c in late.column_names if c.startswith(ORIGINAL) or c in (SRC, "_wid_file")]
-    why = reason if isinstance(reason, pa.Array) else pa.array([reason] * late.num_rows, pa.string())
+    why = reason if isinstance(reason, pa.Array) else pa.repeat(pa.scalar(reason, pa.string()), late.num_rows)
     return late.select(cols).append_column("_wid_reason", why)
 
 
