@@ -212,6 +212,19 @@ def test_what_spark_cannot_run_goes_to_the_wid_operator(spark: Any, tmp_path: Pa
     assert field in result.planned.why or kw.get(field, "") in result.planned.why
 
 
+@pytest.mark.parametrize(("duration_ms", "late_mode", "hinted"), [
+    (600_000, "consistent", True), (600_000, "generous", True), (20_000, "consistent", False)])
+def test_explain_points_at_the_wid_operator_for_many_windows_a_row(spark: Any, tmp_path: Path, duration_ms: int,
+                                                                   late_mode: str, hinted: bool) -> None:
+    # hopping on Spark's operators (pane chain, or copies for generous rows): from 10 windows a row the plan's
+    # notes name the setting that runs it on the WID operator; the plan itself stays on Spark's operators
+    w = Window(kind="hopping", duration_ms=duration_ms, hop_ms=10_000, late_mode=late_mode, event_time_column="ts",
+               event_time_unit="ms", group_by=["k"], aggregations=AGGS, max_groups_per_window=10)
+    result = wid.window_result(feed(spark, tmp_path, [[]]), w)
+    assert result.operator is None and result.planned.form.startswith("native")
+    assert any("spark.wid.streaming.path = operator" in n for n in result.planned.notes) == hinted
+
+
 @pytest.mark.parametrize("holistic", [False, True])
 @pytest.mark.parametrize(("kind", "late_mode"), [("tumbling", "generous"), ("hopping", "consistent"),
                                                  ("hopping", "generous")])
