@@ -24,7 +24,8 @@ def test_sigkill_five_times_then_drain_equals_an_uninterrupted_run(tmp_path: Pat
 
 @pytest.mark.parametrize("policy", ["dlq", "reopen"])
 def test_sigkill_on_the_wid_operator_with_late_rows(tmp_path: Path, policy: str) -> None:
-    # late rows (3 % of the stream, a minute behind) go to the dead letter, or reopen their windows;
+    # late rows (3 % of the stream, two minutes behind) go to the dead letter, or are dropped while others
+    # (20 s behind) reopen their windows;
     # the operator's state and decisions replay from the checkpoint, so both tables match the reference
     extra = {"dlq": 'late_data = "dlq"', "reopen": 'late_data = "reopen"\nallowed_lateness_ms = 30000'}[policy]
     result = one_run(tmp_path, seed=11, kills=2, files=8, extent=f"{HOPPING}\n{extra}")
