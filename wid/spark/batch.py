@@ -99,17 +99,20 @@ def window_result(df: DataFrame | Mapping[str, DataFrame], window: Window, *, pi
     dead = _union([dead_letters(p, name) for name, p in prepared_by.items()])
     if any(frame.isStreaming for frame in sources.values()):
         by_source = dict(zip(sources, punctuation_rows, strict=True)) if punctuation_rows else {}
-        return _stream_result(prepared_by, by_source, dead, window, pipeline)
+        return _stream_result(sources, prepared_by, by_source, dead, window, pipeline)
     planned = PLANS[window.kind](Ctx(window, _good(prepared), pipeline))
     output = enforce_group_cap(planned.output, window, pipeline)
     planned = Planned(output, planned.form, planned.why, planned.notes)
     return WindowResult(output, dead, prepared, planned, punctuations)
 
 
-def _stream_result(prepared_by: dict[str, DataFrame], punctuations_by: dict[str, DataFrame], dead: DataFrame,
-                   window: Window, pipeline: str) -> WindowResult:
+def _stream_result(sources: dict[str, DataFrame], prepared_by: dict[str, DataFrame],
+                   punctuations_by: dict[str, DataFrame], dead: DataFrame, window: Window,
+                   pipeline: str) -> WindowResult:
     """A stream: Spark's own operators where they give the declared
-    semantics, else the WID operator (`wid.spark.operator`)."""
+    semantics, else the WID operator (`wid.spark.operator`) over the
+    `sources` as read (it prepares them and splits off the punctuation rows
+    in the same scan)."""
     check_streamable(window)
     prepared = _union(list(prepared_by.values()))
     punctuations = _union(list(punctuations_by.values())) if punctuations_by else None
@@ -119,7 +122,7 @@ def _stream_result(prepared_by: dict[str, DataFrame], punctuations_by: dict[str,
     if problem is None and first.sparkSession.conf.get(PATH_CONF, "auto") == "operator":
         problem = (PATH_CONF, f"{PATH_CONF} = operator")
     if problem is not None:
-        plan = compile_operator(prepared_by, punctuations_by, window, pipeline)
+        plan = compile_operator(sources, window, pipeline)
         windows = windows_of(plan.rows, window)
         planned = Planned(windows, f"WID operator ({plan.spec.shards} shards, vectorised pane state)",
                           f"{problem[1]} needs it")

@@ -41,8 +41,10 @@ def check_columns(df: DataFrame, window: Window) -> None:
                               "fix the name, or derive the column in a [transform] sql pre-stage")
 
 
-def _event_time(df: DataFrame, window: Window) -> tuple[Column, Column]:
-    """(event time in microseconds, True where a non-null value did not parse)."""
+def event_time(df: DataFrame, window: Window) -> tuple[Column, Column]:
+    """(`window`'s event time of `df`'s rows in epoch microseconds, True
+    where a non-null value did not parse); the time now under processing
+    time. Raises ConfigError as `event_time_us`."""
     if window.time_mode == "processing":
         return F.unix_micros(F.current_timestamp()), F.lit(False)
     return event_time_us(df, window.event_time_column or "", window.event_time_unit)
@@ -87,7 +89,7 @@ def prepare(df: DataFrame, window: Window) -> DataFrame:
     Raises ConfigError for missing columns or an event-time type that does
     not fit `event_time_unit`."""
     check_columns(df, window)
-    us, unparseable = _event_time(df, window)
+    us, unparseable = event_time(df, window)
     checks: list[tuple[Column, Column]] = []
     if CORRUPT in df.columns:
         checks.append((F.col(CORRUPT).isNotNull(), F.lit(reasons.MALFORMED)))

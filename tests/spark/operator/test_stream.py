@@ -176,3 +176,18 @@ def test_spark_runs_count_rolling_and_landmark_as_the_oracle(spark: Any, tmp_pat
     batches = [MicroBatch([("a", r) for _, r in b.rows], b.batch_ms) for b in extents.full(batches) if b.rows]
     got = run_on_spark(spark, tmp_path_factory.mktemp("op"), batches, window, extents.SCHEMA)
     extents.assert_same_results(window, got, run_stream(batches, window, is_punctuation))
+
+
+def test_the_operator_reads_each_source_once(spark: Any, tmp_path: Path) -> None:
+    # data rows, punctuation rows and (under dlq) the rows kept for late dead letters come from one scan of
+    # each source: a second scan per source would read every micro-batch's files twice
+    transcript = load(HERE / "keyed_punctuation.toml")
+    window = dataclasses.replace(transcript.window, late_data="dlq")
+    sources = {}
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        sources[name] = spark.readStream.schema(ddl(schema_of(transcript))).json(str(tmp_path / name))
+    result = wid.window_result(sources, window)
+    assert result.operator is not None
+    plan = result.operator._jdf.queryExecution().analyzed().toString()
+    assert plan.count("StreamingRelation") == len(sources), plan
