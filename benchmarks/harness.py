@@ -100,16 +100,24 @@ def save(name: str, record: dict[str, Any]) -> Path:
 
 
 def drain(operator: DataFrame, checkpoint: str, output: Callable[[DataFrame], DataFrame],
-          tally: Callable[[DataFrame], None]) -> dict[str, Any]:
+          tally: Callable[[DataFrame], None] | None) -> dict[str, Any]:
     """Run the WID operator's rows `operator` (a stream) available-now: per
     micro-batch, `output(rows)` (the result rows) goes to `tally` and to the
     ``noop`` sink. Returns the wall seconds and the peak state rows (all
-    shards) after any micro-batch."""
+    shards) after any micro-batch.
+
+    Without `tally` a micro-batch only writes `output(rows)` to ``noop``, as
+    `timed` does with a batch query: checking (which caches each
+    micro-batch's rows and reads them three times) is left to another run,
+    and the peak state is not read (it reports 0)."""
     from wid.spark.operator.output import KIND, STATS
 
     peak = [0]
 
     def handle(df: DataFrame, _: int) -> None:
+        if tally is None:
+            output(df).write.format("noop").mode("overwrite").save()
+            return
         df = df.persist()
         out = output(df)
         tally(out)
