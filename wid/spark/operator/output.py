@@ -43,8 +43,9 @@ def unpack(batches: Iterator[pa.RecordBatch], schema: pa.Schema) -> Iterator[pa.
                 blob = batch.column(column)[i].as_py()
                 if blob:
                     yield conform(from_bytes(blob), kind, schema)
-            stats = pa.table({STATS: pa.array([batch.column(PACKED_STATS)[i].as_py()], pa.string())})
-            yield conform(stats, "s", schema)
+            counts = batch.column(PACKED_STATS)[i].as_py()
+            if counts is not None:  # a shard's first packed row of a micro-batch
+                yield conform(pa.table({STATS: pa.array([counts], pa.string())}), "s", schema)
 
 
 __all__ = ["KIND", "PARTS", "STATS", "conform", "unpack"]

@@ -3,8 +3,8 @@
 PySpark's ``transformWithStateInPandas`` regroups its input row by row in
 Python before calling the processor, which would put Python on every row.
 So rows reach the operator packed: a stateless ``mapInArrow`` step (`pack`)
-splits each input partition by shard and writes each shard's rows as one
-Arrow IPC blob, plus the partition's per-source summary (largest event time,
+splits each input partition by shard and writes each shard's rows as Arrow
+IPC blobs of at most `CHUNK_ROWS` rows, each with the partition's per-source summary (largest event time,
 largest global punctuation, batch timestamp) for *every* shard, so that all
 shards advance the same watermark in the same micro-batch. The operator then
 sees a few rows per shard and micro-batch. Its output comes back the same
@@ -25,7 +25,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from wid.semantics.watermark import SourceBatch
-from wid.spark.operator.tables import PTIME, PUNCT, SRC, TS, concat, from_bytes, to_bytes
+from wid.spark.operator.tables import (
+    CHUNK_ROWS,
+    PTIME,
+    PUNCT,
+    SRC,
+    TS,
+    concat,
+    from_bytes,
+    to_chunks,
+)
 
 SHARD = "_wid_shard"      # shard index of a row, in [0, shards)
 BATCH_MS = "_wid_batch_ms"  # the micro-batch timestamp, epoch ms
@@ -73,19 +82,22 @@ def split(rows: pa.Table, shards: int) -> list[pa.Table]:
     return [body.slice(int(bounds[s]), int(bounds[s + 1] - bounds[s])) for s in range(shards)]
 
 
-def pack(batches: Iterator[pa.RecordBatch], keys: Sequence[int], scoped: bool) -> Iterator[pa.RecordBatch]:
-    """The ``mapInArrow`` function before the operator: one row per shard
-    (its `KEY` is ``keys[shard]``) with that shard's rows and the
+def pack(batches: Iterator[pa.RecordBatch], keys: Sequence[int], scoped: bool,
+         chunk_rows: int = CHUNK_ROWS) -> Iterator[pa.RecordBatch]:
+    """The ``mapInArrow`` function before the operator: per shard, rows
+    whose `KEY` is ``keys[shard]``, each with at most `chunk_rows` of that
+    shard's rows as a blob (one empty blob for a shard without rows) and the
     partition's summary; nothing for an empty partition."""
     received = [b for b in batches if b.num_rows]
     if not received:
         return
     rows = pa.Table.from_batches(received)
-    summary = json.dumps(summarize(rows, scoped))
-    blobs = [to_bytes(part.drop_columns([BATCH_MS]) if BATCH_MS in part.column_names else part)
-             for part in split(rows, len(keys))]
-    yield pa.RecordBatch.from_arrays([pa.array(list(keys), pa.int64()), pa.array(blobs, pa.binary()),
-                                      pa.array([summary] * len(keys), pa.string())], schema=PACKED)
+    summary = pa.scalar(json.dumps(summarize(rows, scoped)), pa.string())
+    for key, part in zip(keys, split(rows, len(keys)), strict=True):
+        blobs = to_chunks(part.drop_columns([BATCH_MS]) if BATCH_MS in part.column_names else part, chunk_rows)
+        yield pa.RecordBatch.from_arrays([pa.repeat(pa.scalar(key, pa.int64()), len(blobs)),
+                                          pa.array(blobs, pa.binary()), pa.repeat(summary, len(blobs))],
+                                         schema=PACKED)
 
 
 def unpacked(blobs: Sequence[bytes]) -> pa.Table:

@@ -3,9 +3,9 @@
 checkpointed with the query).
 
 The grouping key is the shard; each call receives that shard's packed rows
-for one micro-batch (`wid.spark.operator.packing`) and returns one packed
-row: the emitted windows, retractions and late rows as Arrow IPC blobs and
-the shard's counts as JSON. State is two map variables: named blobs
+for one micro-batch (`wid.spark.operator.packing`) and returns packed rows:
+the emitted windows, retractions and late rows as Arrow IPC blobs of at most
+`CHUNK_ROWS` rows, and the shard's counts as JSON in the first. State is two map variables: named blobs
 (``meta``, ``keyed``, ``panes``: see `wid.spark.operator.shard`) and pane
 tables by pane id.
 """
@@ -25,7 +25,7 @@ from wid.spark.operator.engines import make_engine
 from wid.spark.operator.layout import OperatorSpec
 from wid.spark.operator.packing import DATA, KEY, SUMMARY, read_summaries, unpacked
 from wid.spark.operator.shard import ShardOutput, run_batch
-from wid.spark.operator.tables import to_bytes
+from wid.spark.operator.tables import CHUNK_ROWS, to_chunks
 
 WINDOWS, RETRACTIONS, LATE, STATS = "wid_windows", "wid_retractions", "wid_late", "wid_stats"
 OUTPUT_DDL = f"{KEY} BIGINT, {WINDOWS} BINARY, {RETRACTIONS} BINARY, {LATE} BINARY, {STATS} STRING"
@@ -58,14 +58,17 @@ class TwsStore:
         self.panes.removeKey((pane,))
 
 
-def _blob(table: pa.Table | None) -> bytes | None:
-    return None if table is None or table.num_rows == 0 else to_bytes(table)
-
-
-def packed_output(key: int, out: ShardOutput) -> pd.DataFrame:
-    """One output row for a shard's micro-batch."""
-    return pd.DataFrame({KEY: [key], WINDOWS: [_blob(out.windows)], RETRACTIONS: [_blob(out.retractions)],
-                         LATE: [_blob(out.late)], STATS: [json.dumps(out.stats)]})
+def packed_output(key: int, out: ShardOutput, chunk_rows: int = CHUNK_ROWS) -> pd.DataFrame:
+    """A shard's micro-batch as rows: row i holds the i-th blob (at most
+    `chunk_rows` rows, `wid.spark.operator.tables.to_chunks`) of each kind
+    of output, None past a kind's last; the first row holds the counts."""
+    parts = {name: [] if t is None or t.num_rows == 0 else to_chunks(t, chunk_rows)
+             for name, t in ((WINDOWS, out.windows), (RETRACTIONS, out.retractions), (LATE, out.late))}
+    n = max(1, *(len(blobs) for blobs in parts.values()))
+    columns: dict[str, list[Any]] = {KEY: [key] * n}
+    columns.update({name: [*blobs, *[None] * (n - len(blobs))] for name, blobs in parts.items()})
+    columns[STATS] = [json.dumps(out.stats), *[None] * (n - 1)]
+    return pd.DataFrame(columns)
 
 
 class WidProcessor(StatefulProcessor):
