@@ -4,9 +4,10 @@ PySpark's ``transformWithStateInPandas`` regroups its input row by row in
 Python before calling the processor, which would put Python on every row.
 So rows reach the operator packed: a stateless ``mapInArrow`` step (`pack`)
 splits each input partition by shard and writes each shard's rows as Arrow
-IPC blobs of at most `CHUNK_ROWS` rows, each with the partition's per-source summary (largest event time,
-largest global punctuation, batch timestamp) for *every* shard, so that all
-shards advance the same watermark in the same micro-batch. The operator then
+IPC blobs of at most `CHUNK_ROWS` rows, each with the partition's per-source
+summary (largest event time, largest global punctuation, batch timestamp);
+*every* shard gets the summary, so that all shards advance the same
+watermark in the same micro-batch. The operator then
 sees a few rows per shard and micro-batch. Its output comes back the same
 way and `unpack` expands it. (The packed columns' names do not start with
 an underscore: PySpark hands them to the processor through namedtuples,

@@ -5,9 +5,9 @@ checkpointed with the query).
 The grouping key is the shard; each call receives that shard's packed rows
 for one micro-batch (`wid.spark.operator.packing`) and returns packed rows:
 the emitted windows, retractions and late rows as Arrow IPC blobs of at most
-`CHUNK_ROWS` rows, and the shard's counts as JSON in the first. State is two map variables: named blobs
-(``meta``, ``keyed``, ``panes``: see `wid.spark.operator.shard`) and pane
-tables by pane id.
+`CHUNK_ROWS` rows, and the shard's counts as JSON in the first. State is two
+map variables: named blobs (``meta``, ``keyed``, ``panes``: see
+`wid.spark.operator.shard`) and pane tables by pane id.
 """
 
 from __future__ import annotations
