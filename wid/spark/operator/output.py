@@ -40,9 +40,9 @@ def unpack(batches: Iterator[pa.RecordBatch], schema: pa.Schema) -> Iterator[pa.
     for batch in batches:
         for i in range(batch.num_rows):
             for kind, column in PARTS:
-                blob = batch.column(column)[i].as_py()
-                if blob:
-                    yield conform(from_bytes(blob), kind, schema)
+                value = batch.column(column)[i]
+                if value.is_valid and value.as_buffer().size:  # the buffer, not as_py: no copy of the blob
+                    yield conform(from_bytes(value.as_buffer()), kind, schema)
             counts = batch.column(PACKED_STATS)[i].as_py()
             if counts is not None:  # a shard's first packed row of a micro-batch
                 yield conform(pa.table({STATS: pa.array([counts], pa.string())}), "s", schema)

@@ -84,7 +84,7 @@ def to_chunks(table: pa.Table, rows: int = CHUNK_ROWS) -> list[bytes]:
     return [to_bytes(table.slice(start, rows)) for start in range(0, max(table.num_rows, 1), rows)]
 
 
-def from_bytes(blob: bytes) -> pa.Table:
+def from_bytes(blob: bytes | pa.Buffer) -> pa.Table:
     """The table of an Arrow IPC stream written by `to_bytes`."""
     return pa.ipc.open_stream(pa.py_buffer(blob)).read_all()
 
@@ -101,5 +101,5 @@ def ints(table: pa.Table, name: str) -> np.ndarray:
     return np.asarray(table.column(name).fill_null(0).to_numpy(), dtype=np.int64)
 
 
-__all__ = ["CHUNK_ROWS", "FILE", "NONE", "ORIGINAL", "PANE", "PTIME", "PUNCT", "SRC", "TS", "concat", "from_bytes", "to_chunks", "group_ids",
-           "ints", "to_bytes"]
+__all__ = ["CHUNK_ROWS", "FILE", "NONE", "ORIGINAL", "PANE", "PTIME", "PUNCT", "SRC", "TS", "concat", "from_bytes",
+           "group_ids", "ints", "to_bytes", "to_chunks"]
