@@ -126,7 +126,12 @@ def finish(root: Path) -> None:
     """Run the pipeline to the end; raise with its output if it fails."""
     done = subprocess.run(command(root), cwd=root, env=ENV, capture_output=True, text=True)
     if done.returncode != 0:
-        raise RuntimeError(f"wid run failed in {root}:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+        # the cause comes first: Spark's query plan follows it and fills any tail of stderr
+        (root / "finish.log").write_text(done.stdout + done.stderr)
+        lines = done.stderr.splitlines()
+        causes = [ln[:300] for ln in lines if any(w in ln.lower() for w in ("exception", "error", "caused"))]
+        raise RuntimeError(f"wid run failed in {root} (its whole output is in finish.log):\n"
+                           + "\n".join(causes[:40] or lines[-40:]) + f"\nstdout:\n{done.stdout[-1000:]}")
 
 
 def start(root: Path) -> subprocess.Popen[bytes]:
