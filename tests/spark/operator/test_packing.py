@@ -1,7 +1,8 @@
-"""Blobs between Spark and the WID operator stay bounded: the pack step and
-the operator's output split a shard's rows into blobs of at most
-`chunk_rows` rows, and nothing is lost or duplicated on the way (checked
-against the rows put in, without Spark)."""
+"""Data between Spark and the WID operator moves in bounded pieces: the pack
+step splits a shard's rows into blobs of at most `chunk_rows` rows, the
+operator returns its rows in frames of at most as many, and nothing is lost
+or duplicated on the way (checked against the rows put in, without
+Spark)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,8 @@ import json
 
 import pyarrow as pa
 
-from wid.spark.operator.output import KIND, STATS, unpack
+from wid.spark.operator.output import KIND, STATS, frames
 from wid.spark.operator.packing import BATCH_MS, DATA, KEY, PACKED, SHARD, SUMMARY, pack
-from wid.spark.operator.processor import LATE, OUTPUT_DDL, RETRACTIONS, WINDOWS, packed_output
 from wid.spark.operator.shard import ShardOutput
 from wid.spark.operator.tables import PTIME, PUNCT, SRC, TS, from_bytes
 
@@ -42,19 +42,24 @@ def test_pack_splits_each_shard_into_bounded_blobs_and_gives_every_shard_the_sum
     assert sorted(sizes) == [(10, 2), (10, 4), (10, 4), (11, 0), (12, 3)]
 
 
-def test_operator_output_travels_in_bounded_blobs_and_unpacks_whole() -> None:
+def test_operator_output_leaves_in_bounded_frames_and_whole() -> None:
     windows = pa.table({"k": list(range(10)), "n": [2 * i for i in range(10)]})
     late = pa.table({"k": [100, 101, 102]})
     stats = {"rows": 13}
-    frame = packed_output(5, ShardOutput(windows=windows, retractions=None, late=late, stats=stats), chunk_rows=4)
-    assert list(frame[KEY]) == [5, 5, 5]
-    for column, rows in ((WINDOWS, [4, 4, 2]), (LATE, [3, 0, 0]), (RETRACTIONS, [0, 0, 0])):
-        assert [0 if b is None else from_bytes(b).num_rows for b in frame[column]] == rows
-    packed = pa.RecordBatch.from_pandas(frame, preserve_index=False)
-    schema = pa.schema([(KIND, pa.string()), ("k", pa.int64()), ("n", pa.int64()), (STATS, pa.string())])
-    rows = pa.Table.from_batches(list(unpack(iter([packed]), schema)), schema=schema).to_pylist()
-    assert sorted((r[KIND], r["k"], r["n"]) for r in rows if r[KIND] == "w") == \
-        [("w", i, 2 * i) for i in range(10)]
+    schema = pa.schema([(KIND, pa.string()), ("k", pa.int64()), ("n", pa.float64()), (STATS, pa.string())])
+    out = list(frames(ShardOutput(windows=windows, retractions=None, late=late, stats=stats), schema, chunk_rows=4))
+    assert [(len(f), f[KIND].iloc[0]) for f in out] == [(4, "w"), (4, "w"), (2, "w"), (3, "l"), (1, "s")]
+    # Arrow-backed columns in the schema's types: PySpark hands these buffers to the JVM as they are
+    assert all(list(f.columns) == schema.names for f in out)
+    assert all(pa.Schema.from_pandas(f, preserve_index=False).equals(schema) for f in out)
+    rows = [r for f in out for r in pa.Table.from_pandas(f, preserve_index=False).to_pylist()]
+    assert sorted((r["k"], r["n"]) for r in rows if r[KIND] == "w") == [(i, 2.0 * i) for i in range(10)]
     assert sorted(r["k"] for r in rows if r[KIND] == "l") == [100, 101, 102]
     assert [json.loads(r[STATS]) for r in rows if r[KIND] == "s"] == [stats]  # one stats row per shard and batch
-    assert OUTPUT_DDL.split()[0] == KEY
+    assert all(r[STATS] is None for r in rows if r[KIND] != "s")
+
+
+def test_a_shard_without_output_still_returns_its_stats_row() -> None:
+    schema = pa.schema([(KIND, pa.string()), ("k", pa.int64()), (STATS, pa.string())])
+    out = list(frames(ShardOutput(windows=pa.table({"k": pa.array([], pa.int64())}), stats={"rows": 0}), schema))
+    assert [len(f) for f in out] == [1] and out[0][KIND].iloc[0] == "s"

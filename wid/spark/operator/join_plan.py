@@ -3,7 +3,7 @@ side). Semantics and every streaming decision: `wid.semantics.window_join_stream
 
     left rows (prepared) ─┐
     right rows (prepared) ┴─ union ─ shard by matching key ─ pack
-        ─ transformWithStateInPandas(JoinProcessor) ─ unpack ─ fired rows, late rows, counts
+        ─ transformWithStateInPandas(JoinProcessor) ─ fired rows, late rows, counts
 
 Each side is prepared as in batch (`wid.spark.join.prepare_side`: time in
 epoch microseconds, the arrival instant with `use_system_time`, rejected
@@ -76,7 +76,7 @@ def _side_rows(prepared: DataFrame, join: WindowJoin, side: str, source: str) ->
 
 
 def _output_schema(spark: SparkSession, left: DataFrame, right: DataFrame, join: WindowJoin) -> T.StructType:
-    """The unpacked rows' columns: left columns, metrics (typed as the batch
+    """The operator's output columns: left columns, metrics (typed as the batch
     join types them), the firing instant, late-row columns and counts."""
     from wid.spark.join import join_result
 

@@ -1,24 +1,33 @@
-"""Expanding the WID operator's packed output into rows (the ``mapInArrow``
-step after the operator). Every row has the same columns; `KIND` says what
-it is: ``w`` a window (bounds, final flag, group columns, aggregates),
-``r`` a retraction (bounds and group columns of a row to delete), ``l`` a
-late row for the dead letter (original columns, source, file, reason),
-``s`` a shard's counts for the micro-batch (JSON in `STATS`). Runs on
-executors: numpy, pyarrow and the standard library only."""
+"""The WID operator's output rows, as its processor returns them to Spark.
+Every row has the same columns; `KIND` says what it is: ``w`` a window
+(bounds, final flag, group columns, aggregates), ``r`` a retraction (bounds
+and group columns of a row to delete), ``l`` a late row for the dead letter
+(original columns, source, file, reason), ``s`` a shard's counts for the
+micro-batch (JSON in `STATS`).
+
+The rows leave the processor as pandas frames over Arrow-backed columns
+(``pd.ArrowDtype``), which PySpark hands back to the JVM as the same Arrow
+buffers (``__arrow_array__``): no per-value conversion in Python. Until
+2026-11-23 they left as Arrow IPC blobs that a ``mapInArrow`` step after the
+operator expanded; that step cost a second Python worker per task and every
+output byte's extra trip through the JVM (see `benchmarks/RESULTS.md`,
+issue 5). Runs on executors: numpy, pyarrow, pandas and the standard
+library only."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from wid.spark.operator.tables import from_bytes
+from wid.spark.operator.shard import ShardOutput
+from wid.spark.operator.tables import CHUNK_ROWS
 
 KIND = "_wid_kind"
 STATS = "_wid_stats"
-PARTS = (("w", "wid_windows"), ("r", "wid_retractions"), ("l", "wid_late"))
-PACKED_STATS = "wid_stats"
 
 
 def conform(table: pa.Table, kind: str, schema: pa.Schema) -> pa.RecordBatch:
@@ -35,17 +44,28 @@ def conform(table: pa.Table, kind: str, schema: pa.Schema) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def unpack(batches: Iterator[pa.RecordBatch], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    """The ``mapInArrow`` function after the operator."""
-    for batch in batches:
-        for i in range(batch.num_rows):
-            for kind, column in PARTS:
-                value = batch.column(column)[i]
-                if value.is_valid and value.as_buffer().size:  # the buffer, not as_py: no copy of the blob
-                    yield conform(from_bytes(value.as_buffer()), kind, schema)
-            counts = batch.column(PACKED_STATS)[i].as_py()
-            if counts is not None:  # a shard's first packed row of a micro-batch
-                yield conform(pa.table({STATS: pa.array([counts], pa.string())}), "s", schema)
+def frames(out: ShardOutput, schema: pa.Schema, chunk_rows: int = CHUNK_ROWS) -> Iterator[pd.DataFrame]:
+    """A shard's micro-batch as the operator's output rows in `schema`: its
+    windows, retractions and late rows in frames of at most `chunk_rows`
+    rows (one Arrow batch each on the way to the JVM: a bounded batch, as
+    `wid.spark.operator.tables.to_chunks` explains), then exactly one stats
+    row."""
+    for kind, table in (("w", out.windows), ("r", out.retractions), ("l", out.late)):
+        if table is None or table.num_rows == 0:
+            continue
+        rows = conform(table, kind, schema)
+        for start in range(0, rows.num_rows, chunk_rows):
+            yield frame(rows.slice(start, chunk_rows))
+    yield frame(conform(pa.table({STATS: pa.array([json.dumps(out.stats)], pa.string())}), "s", schema))
 
 
-__all__ = ["KIND", "PARTS", "STATS", "conform", "unpack"]
+def frame(rows: pa.RecordBatch) -> pd.DataFrame:
+    """`rows` as pandas over the same Arrow buffers, except nested columns
+    (struct, list, map): PySpark converts those value by value from Python
+    objects (dicts for maps and structs), whatever the frame holds."""
+    return pd.DataFrame({name: pd.Series(col.to_pylist(maps_as_pydicts="strict"), dtype=object)
+                         if pa.types.is_nested(col.type) else pd.Series(pd.arrays.ArrowExtensionArray(col), copy=False)
+                         for name, col in zip(rows.schema.names, rows.columns, strict=True)})
+
+
+__all__ = ["KIND", "STATS", "conform", "frame", "frames"]

@@ -8,8 +8,9 @@ IPC blobs of at most `CHUNK_ROWS` rows, each with the partition's per-source
 summary (largest event time, largest global punctuation, batch timestamp);
 *every* shard gets the summary, so that all shards advance the same
 watermark in the same micro-batch. The operator then
-sees a few rows per shard and micro-batch. Its output comes back the same
-way and `unpack` expands it. (The packed columns' names do not start with
+sees a few rows per shard and micro-batch. (Its output needs no such
+trick: PySpark converts returned frames column by column, see
+`wid.spark.operator.output`.) (The packed columns' names do not start with
 an underscore: PySpark hands them to the processor through namedtuples,
 which rename such fields.) Runs on executors: numpy, pyarrow and the
 standard library only.

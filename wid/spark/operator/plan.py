@@ -1,8 +1,7 @@
 """Compiling a window to the WID operator's Spark plan (driver side).
 
-    prepared rows (per source)  ─┐
-    punctuation rows (per source)┴─ union ─ mapInArrow(pack) ─ groupBy(shard)
-        .transformWithStateInPandas(WidProcessor) ─ mapInArrow(unpack) ─ rows of every kind
+    prepared rows (per source, data and punctuation rows in one scan) ─ union
+        ─ mapInArrow(pack) ─ groupBy(shard).transformWithStateInPandas(WidProcessor) ─ rows of every kind
 
 Rows are sharded by ``pmod(xxhash64(keys), shards)`` where keys are the
 punctuation scope if there is one (a keyed punctuation must reach the shard
@@ -25,7 +24,6 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
 import wid.aggregates.vector
 import wid.semantics.timeunits
@@ -50,9 +48,9 @@ from wid.spark.operator import (
 )
 from wid.spark.operator.extent_plan import check_stream, extent_columns, extent_shapes, unordered
 from wid.spark.operator.layout import OperatorSpec, geometry_of
-from wid.spark.operator.output import KIND, STATS, unpack
+from wid.spark.operator.output import KIND, STATS
 from wid.spark.operator.packing import BATCH_MS, KEY, PACKED, SHARD, pack
-from wid.spark.operator.processor import OUTPUT_DDL, WidProcessor
+from wid.spark.operator.processor import WidProcessor
 from wid.spark.operator.tables import FILE, ORIGINAL, PTIME, PUNCT, SRC, TS
 from wid.spark.operator.time_engine import END, FINAL, START
 from wid.spark.prepare import event_time, prepare
@@ -149,7 +147,7 @@ def _source_rows(frame: DataFrame, window: Window, source: str, dead_letter: boo
 
 
 def _output_schema(spark: SparkSession, source: DataFrame, window: Window, dead_letter: bool) -> T.StructType:
-    """The unpacked rows' columns; aggregate types as the batch engine gives them."""
+    """The operator's output columns; aggregate types as the batch engine gives them."""
     from wid.spark.batch import window_result
 
     originals = [f for f in source.schema.fields if not f.name.startswith(PREFIX)]
@@ -206,11 +204,11 @@ def compile_operator(sources: Mapping[str, DataFrame], window: Window, pipeline:
     return OperatorPlan(through_shards(rows, list(keys), WidProcessor(spec), schema, scoped=scoped), spec)
 
 
-def through_shards(rows: DataFrame, keys: list[str], processor: StatefulProcessor, schema: T.StructType, *,
+def through_shards(rows: DataFrame, keys: list[str], processor: WidProcessor, schema: T.StructType, *,
                    scoped: bool = False, shipped: tuple[ModuleType, ...] = ()) -> DataFrame:
     """`rows` (the operator's input columns) sharded by ``pmod(xxhash64(keys),
     shards)``, packed per shard, through `processor` (one call per shard and
-    micro-batch), and unpacked into `schema` (`wid.spark.operator.output`).
+    micro-batch), which returns rows in `schema` (`wid.spark.operator.output`).
     `shipped` modules go to executors by value with the operator's own."""
     spark = rows.sparkSession
     partitions, shards = operator_layout(spark)
@@ -219,9 +217,8 @@ def through_shards(rows: DataFrame, keys: list[str], processor: StatefulProcesso
     ship(*_SHIPPED, *shipped)
     packed = rows.mapInArrow(functools.partial(pack, keys=shard_keys(spark, shards, partitions), scoped=scoped),
                              T.StructType.fromJson(_packed_json()))
-    states = packed.groupBy(KEY).transformWithStateInPandas(processor, OUTPUT_DDL, "Append", "None")
     arrow = to_arrow_schema(schema, timezone=spark.conf.get("spark.sql.session.timeZone") or "UTC")
-    return states.mapInArrow(functools.partial(unpack, schema=arrow), schema)
+    return packed.groupBy(KEY).transformWithStateInPandas(processor.emitting(arrow), schema, "Append", "None")
 
 
 def _packed_json() -> dict[str, object]:
