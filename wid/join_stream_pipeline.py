@@ -91,6 +91,7 @@ def run_join_stream(spec: JoinPipelineSpec, spark: SparkSession,
     checkpoint = report.checkpoint
     tallies: dict[int, stream_query.BatchTally] = {}
     trigger: dict[str, Any] = spec.stream.spark_trigger()
+    stream_query.discard_interrupted_first_offset(spark, checkpoint)
     writer = (tagged(result).writeStream.outputMode("append").foreachBatch(join_writer(spec, result, count, tallies))
               .option("checkpointLocation", checkpoint).trigger(**trigger))
     query = writer.queryName(f"wid-{spec.name}").start()

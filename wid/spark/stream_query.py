@@ -55,6 +55,35 @@ class BatchTally:
         return self.rows_late - self.rows_late_dlq
 
 
+def discard_interrupted_first_offset(spark: SparkSession, checkpoint: str) -> list[str]:
+    """Delete what a crash during a query's very first offset-log write left
+    in `checkpoint`, and return the names deleted.
+
+    Spark writes ``offsets/0`` as a hidden temporary file (``.0.<uuid>.tmp``
+    and its ``.crc``) renamed into place when complete. A process killed
+    before the rename leaves only the temporary files; on restart no batch
+    is logged, so Spark verifies that the checkpoint is new, finds
+    ``offsets`` not empty and refuses to start, on every later attempt
+    (``STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY``, from
+    ``MicroBatchExecution.verifyNewCheckpointDirectory``). Seen when
+    `tests/test_crash_recovery.py` killed ``wid run`` in that instant. Such
+    files are never read, and nothing was processed: deleting them is what
+    Spark's message asks for, limited to this case. Only when every file in
+    ``offsets`` is such a temporary file; works on any Hadoop file system."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    offsets = jvm.org.apache.hadoop.fs.Path(checkpoint, "offsets")
+    fs = offsets.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    if not fs.exists(offsets):
+        return []
+    names = [status.getPath().getName() for status in fs.listStatus(offsets)]
+    if any(not (n.startswith(".") and n.endswith((".tmp", ".tmp.crc"))) for n in names):
+        return []
+    for name in names:
+        fs.delete(jvm.org.apache.hadoop.fs.Path(offsets, name), False)
+    return names
+
+
 def start(output: DataFrame, window: Window, checkpoint: str, handle: Handler, trigger: dict[str, Any],
           name: str | None = None) -> StreamingQuery:
     """Start `output` (from `wid.window_result` on a stream) with `handle`
@@ -63,6 +92,7 @@ def start(output: DataFrame, window: Window, checkpoint: str, handle: Handler, t
     ``{"processingTime": "10 seconds"}``, ...)."""
     from wid.spark.streaming import output_mode
 
+    discard_interrupted_first_offset(output.sparkSession, checkpoint)
     writer = (output.writeStream.outputMode(output_mode(window)).foreachBatch(handle)
               .option("checkpointLocation", checkpoint).trigger(**trigger))
     return writer.queryName(name).start() if name else writer.start()
@@ -118,4 +148,4 @@ class Tallier:
         return BatchTally(batch, rows_in, good, good - added, added, _watermark_ms(progress), duration)
 
 
-__all__ = ["BatchTally", "Handler", "Tallier", "start"]
+__all__ = ["BatchTally", "Handler", "Tallier", "discard_interrupted_first_offset", "start"]
