@@ -92,3 +92,45 @@ def assert_same_results(window: Window, got: list[BatchResult], want: list[Batch
 def test_shards_equal_the_oracle(window: Window, batches: list[MicroBatch], shards: int) -> None:
     got = LocalOperator(window, SCHEMA, shards).run(batches)
     assert_same_results(window, got, run_stream(batches, window))
+
+
+# -- what the time engine writes to the state store ----------------------------------
+
+from wid import Aggregation  # noqa: E402
+from wid.spark.operator.shard import MemoryStore  # noqa: E402
+
+
+class RecordingStore(MemoryStore):
+    """A `MemoryStore` that records the panes put and deleted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.puts: list[int] = []
+        self.deletes: list[int] = []
+
+    def put_pane(self, pane: int, blob: bytes) -> None:
+        self.puts.append(pane)
+        super().put_pane(pane, blob)
+
+    def delete_pane(self, pane: int) -> None:
+        self.deletes.append(pane)
+        super().delete_pane(pane)
+
+
+def test_panes_opened_and_closed_in_one_batch_never_reach_the_store() -> None:
+    """Every put or delete is a round trip to Spark's state server: a
+    micro-batch over 120 one-minute panes that closes all but the last
+    writes that one pane only; the next batch, closing it, deletes it."""
+    minute = 60_000
+    window = Window(kind="tumbling", event_time_column="ts", event_time_unit="ms", group_by=("k",),
+                    aggregations=(Aggregation("count", as_="n"), Aggregation("sum", "v", as_="s")), duration_ms=minute, lateness_ms=0)
+    rows = [{"k": "a", "ts": t, "v": 1.0, "w": 1} for t in range(0, 120 * minute, minute // 2)]
+    batches = [MicroBatch([("a", r) for r in rows], 0),
+               MicroBatch([("a", {"k": "a", "ts": 125 * minute, "v": 1.0, "w": 1})], 7)]
+    operator = LocalOperator(window, SCHEMA, shards=1)
+    store = operator.stores[0] = RecordingStore()
+    got = [operator.step(batches[0])]
+    assert (store.puts, store.deletes, sorted(store.panes)) == ([119], [], [119])
+    got.append(operator.step(batches[1]))
+    assert (store.puts, store.deletes, sorted(store.panes)) == ([119, 125], [119], [125])
+    assert_same_results(window, got, run_stream(batches, window))

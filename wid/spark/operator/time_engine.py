@@ -17,6 +17,13 @@ in it, as an Arrow table. Rows are never kept.
   ``emit = "on_update"`` the open windows a row touched (partial), each
   merged from its panes (``length/hop`` pane partials per window).
 - **evict**: a pane goes once its last window is past the budget.
+
+Pane tables reach the state store once, at the end of the micro-batch
+(`evict`): each put or delete is a round trip to Spark's state server, and
+a micro-batch spanning many panes (a day of 1-minute panes in one
+available-now batch) would otherwise put every pane it fills and then
+delete most of them again; a pane that opens and closes within the
+micro-batch never reaches the store.
 """
 
 from __future__ import annotations
@@ -83,6 +90,8 @@ class TimeEngine:
         raw = store.get("panes")
         self.index: dict[int, int] = {} if raw is None else {int(k): v for k, v in json.loads(raw).items()}
         self.cache: dict[int, pa.Table] = {}
+        self.stored = set(self.index)  # panes the store holds
+        self.dirty: set[int] = set()   # panes changed in this micro-batch, not yet written
         self.touched: pa.Table | None = None
 
     # -- geometry, vectorised ----------------------------------------------------
@@ -170,7 +179,14 @@ class TimeEngine:
     def _save(self, pane: int, table: pa.Table) -> None:
         self.cache[pane] = table
         self.index[pane] = table.num_rows
-        self.store.put_pane(pane, to_bytes(table))
+        self.dirty.add(pane)
+
+    def _flush(self) -> None:
+        """Write the panes this micro-batch changed and kept."""
+        for pane in sorted(self.dirty):
+            self.store.put_pane(pane, to_bytes(self.cache[pane]))
+        self.stored |= self.dirty
+        self.dirty.clear()
 
     # -- emit --------------------------------------------------------------------
     def _pane_range(self, before: Closing, after: Closing) -> tuple[int, int] | None:
@@ -303,6 +319,7 @@ class TimeEngine:
             done = [p for p in self.index if self.g.end(self.g.last_window(p)) + budget <= top]
             for p in done:
                 self._evict_pane(p, after, budget)
+        self._flush()
         self.store.put("panes", json.dumps(self.index).encode())
 
     def _evict_pane(self, pane: int, after: Closing, budget: int) -> None:
@@ -317,7 +334,10 @@ class TimeEngine:
             return
         self.index.pop(pane, None)
         self.cache.pop(pane, None)
-        self.store.delete_pane(pane)
+        self.dirty.discard(pane)
+        if pane in self.stored:
+            self.store.delete_pane(pane)
+            self.stored.discard(pane)
 
     def held(self) -> tuple[int, int]:
         return len(self.index), sum(self.index.values())
