@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from wid.aggregates.vector import CapError, vector_agg
@@ -76,3 +76,43 @@ def test_exact_distinct_cap_fails_loudly_naming_the_window() -> None:
     with pytest.raises(CapError, match=r"max_distinct_values_per_group=2 reached by aggregation 'users'") as err:
         vec.finish(merged)
     assert err.value.index == 0
+
+
+# -- merging partials: NumPy over dense ids against pyarrow's hash aggregation ---------
+
+from wid.aggregates.vector import _hash_merge  # noqa: E402
+
+TYPES = [pa.int8(), pa.int32(), pa.int64(), pa.uint16(), pa.float32(), pa.float64()]
+
+
+def _fit(v: Any, type_: pa.DataType) -> Any:
+    """`v` as a value of `type_`: floats for float types, integers in range
+    (else NULL) for integer types."""
+    if v is None or pa.types.is_floating(type_):
+        return v if v is None else float(v)
+    info = np.iinfo(type_.to_pandas_dtype())
+    return int(v) if not isinstance(v, float) and info.min <= v <= info.max else None
+
+
+@settings(max_examples=200, deadline=None)
+@given(type_=st.sampled_from(TYPES), op=st.sampled_from(["sum", "min", "max"]), groups=st.integers(1, 6),
+       values=st.lists(st.one_of(st.none(), st.integers(-128, 127), st.sampled_from([2**62, -2**62, 2**63 - 1]),
+                                 st.floats(allow_infinity=True, allow_nan=True, width=32)), max_size=40),
+       seed=st.integers(0, 2**32))
+@example(type_=pa.float64(), op="min", groups=1, values=[float("nan"), 1.0], seed=0)
+@example(type_=pa.float64(), op="max", groups=2, values=[float("nan"), float("nan"), 2.0, None], seed=5)
+@example(type_=pa.int64(), op="sum", groups=1, values=[2**63 - 1, 2**63 - 1], seed=0)
+def test_merge_by_group_id_equals_pyarrows_hash_aggregation(type_: pa.DataType, op: str, groups: int,
+                                                            values: list[Any], seed: int) -> None:
+    """Sums wrap and widen, NULLs are skipped, NaN is skipped by min/max
+    unless a group holds nothing else, an empty group is NULL: whatever
+    path `_hash_merge` takes, it gives what pyarrow's `group_by` gives."""
+    col = pa.array([_fit(v, type_) for v in values], type_)
+    rng = random.Random(seed)
+    ids = np.array([rng.randrange(groups) for _ in values] + list(range(groups)), dtype=np.int64)
+    col = pa.concat_arrays([col, pa.nulls(groups, type_)])  # every id occurs; some only with a NULL
+    want = pa.table({"_id": ids, "x": col}).group_by("_id", use_threads=False).aggregate([("x", op)])
+    want = want.sort_by("_id").column(f"x_{op}").combine_chunks()
+    got = _hash_merge({"x": col}, {"x": op}, ids, groups)["x"]
+    assert got.type == want.type
+    assert [repr(v) for v in got.to_pylist()] == [repr(v) for v in want.to_pylist()]

@@ -50,12 +50,48 @@ def _sorted_by(ids: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _hash_merge(parts: Parts, ops: dict[str, str], ids: np.ndarray, n: int) -> Parts:
-    """Merge fields by pyarrow's hash aggregation (``sum``, ``min``,
-    ``max``: NULLs skipped, NULL when a group has no value)."""
-    table = pa.table({"_id": pa.array(ids, pa.int64()), **{k: parts[k] for k in ops}})
-    out = table.group_by("_id", use_threads=False).aggregate([(k, op) for k, op in ops.items()])
-    order = np.argsort(out.column("_id").to_numpy())
-    return {k: out.column(f"{k}_{op}").take(pa.array(order)).combine_chunks() for k, op in ops.items()}
+    """Merge fields by ``sum``, ``min`` or ``max`` (NULLs skipped, NULL when
+    a group has no value), each by `_dense_merge` where it can, else by
+    pyarrow's hash aggregation, whose results define the semantics."""
+    merged = {k: _dense_merge(_contiguous(parts[k]), op, ids, n) for k, op in ops.items()}
+    rest = {k: op for k, op in ops.items() if merged[k] is None}
+    if rest:
+        table = pa.table({"_id": pa.array(ids, pa.int64()), **{k: parts[k] for k in rest}})
+        out = table.group_by("_id", use_threads=False).aggregate([(k, op) for k, op in rest.items()])
+        order = pa.array(np.argsort(out.column("_id").to_numpy()))
+        merged.update({k: out.column(f"{k}_{op}").take(order).combine_chunks() for k, op in rest.items()})
+    return {k: v for k, v in merged.items() if v is not None}
+
+
+def _contiguous(col: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+
+
+def _dense_merge(col: pa.Array, op: str, ids: np.ndarray, n: int) -> pa.Array | None:
+    """`col` merged by `op` over the dense `ids` with NumPy's unbuffered
+    ``ufunc.at`` (a tenth of the hash aggregation's time: the ids are
+    already group numbers), giving exactly what pyarrow's hash aggregation
+    gives: sums of signed integers as int64 (wrapping as Arrow's do), sums of
+    float64 in input order, min/max in the input type. None for other types,
+    and for floats holding NaN under min/max (Arrow skips NaN there unless a
+    group has nothing else), which pyarrow then merges."""
+    t = col.type
+    floats = pa.types.is_float64(t)
+    if not (floats or pa.types.is_signed_integer(t)):
+        return None
+    valid = _is_valid(col)
+    values = col.fill_null(0).to_numpy(zero_copy_only=False)
+    if op == "sum":
+        out = np.zeros(n, np.float64 if floats else np.int64)
+        np.add.at(out, ids, values)
+    else:
+        if floats and np.isnan(values).any():
+            return None
+        lo, hi = (-np.inf, np.inf) if floats else (np.iinfo(values.dtype).min, np.iinfo(values.dtype).max)
+        out = np.full(n, hi if op == "min" else lo, values.dtype)
+        (np.minimum if op == "min" else np.maximum).at(out, ids[valid], values[valid])
+    present = np.bincount(ids[valid], minlength=n) > 0
+    return pa.array(out, pa.int64() if op == "sum" and not floats else t, mask=~present)
 
 
 def _flat_values(lists: pa.Array, ids: np.ndarray) -> tuple[pa.Array, np.ndarray]:

