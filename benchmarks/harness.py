@@ -22,6 +22,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from wid.spark.operator.plan import CHANGELOG, PROVIDER
 from wid.spark.session import spark_session
 
 DAY_US = 86_400_000_000
@@ -144,12 +145,22 @@ def available_now(stream: DataFrame, handle: Callable[[DataFrame, int], None], c
                   mode: str = "append") -> tuple[float, Any]:
     """Run `stream` to its end with the available-now trigger, each
     micro-batch through `handle` (``foreachBatch``). Returns the wall seconds
-    and the finished query (for its progress)."""
+    and the finished query (for its progress).
+
+    Afterwards the session's state store settings go back to Spark's
+    defaults: building a WID operator plan sets the RocksDB store (with
+    changelog checkpointing) on the session (`operator_layout`), and
+    without the reset every query built after it, Spark's own included,
+    ran on RocksDB instead of the store a user of Spark gets by default."""
     started = time.perf_counter()
-    query = (stream.writeStream.outputMode(mode).foreachBatch(handle).option("checkpointLocation", checkpoint)
-             .trigger(availableNow=True).start())
-    query.awaitTermination()
-    return time.perf_counter() - started, query
+    try:
+        query = (stream.writeStream.outputMode(mode).foreachBatch(handle).option("checkpointLocation", checkpoint)
+                 .trigger(availableNow=True).start())
+        query.awaitTermination()
+        return time.perf_counter() - started, query
+    finally:
+        for key in (PROVIDER, CHANGELOG):
+            stream.sparkSession.conf.unset(key)
 
 
 def stream_parser(doc: str | None, rows: int, files: int) -> argparse.ArgumentParser:

@@ -60,6 +60,7 @@ from wid.spec.window import FINAL_COLUMN, Window
 US = 1000
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 SHARDS_CONF = "spark.wid.operator.shards"
+PROVIDER = "spark.sql.streaming.stateStore.providerClass"
 CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 REASON_COLUMN = "_wid_reason"
 _SHIPPED = (tables, layout, shard, time_engine, session_engine, engines, packing, output, processor, pane_merge,
@@ -175,8 +176,8 @@ def operator_layout(spark: SparkSession) -> tuple[int, int]:
     shard every batch, so without it each commit zips and syncs a snapshot:
     on the rolling benchmark (`benchmarks.stream_rolling`) the commits of 4
     shards took 460-590 ms a batch, with it 260-300 ms."""
-    if spark.conf.get("spark.sql.streaming.stateStore.providerClass", "") != ROCKSDB:
-        spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
+    if spark.conf.get(PROVIDER, "") != ROCKSDB:
+        spark.conf.set(PROVIDER, ROCKSDB)
     if spark.conf.get(CHANGELOG, None) is None:
         spark.conf.set(CHANGELOG, "true")
     partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
@@ -227,7 +228,7 @@ def _packed_json() -> dict[str, object]:
     return from_arrow_schema(PACKED).jsonValue()
 
 
-__all__ = ["CHANGELOG", "OperatorPlan", "ROCKSDB", "SHARDS_CONF", "compile_operator", "operator_layout", "operator_spec",
+__all__ = ["CHANGELOG", "OperatorPlan", "PROVIDER", "ROCKSDB", "SHARDS_CONF", "compile_operator", "operator_layout", "operator_spec",
            "shard_keys", "through_shards"]
 
 
