@@ -228,8 +228,8 @@ def _packed_json() -> dict[str, object]:
     return from_arrow_schema(PACKED).jsonValue()
 
 
-__all__ = ["CHANGELOG", "OperatorPlan", "PROVIDER", "ROCKSDB", "SHARDS_CONF", "compile_operator", "operator_layout", "operator_spec",
-           "shard_keys", "through_shards"]
+__all__ = ["CHANGELOG", "OperatorPlan", "PROVIDER", "ROCKSDB", "SHARDS_CONF", "compile_operator", "operator_layout",
+           "operator_spec", "shard_keys", "through_shards"]
 
 
 
