@@ -113,10 +113,11 @@ def test_punctuations_are_never_aggregated(spark: Any) -> None:
     assert result.prepared.count() == 3  # rows_in counts data rows only
 
 
-def test_input_joined_from_two_files(spark: Any, tmp_path: Any) -> None:
+def test_input_joined_from_two_files(spark: Any, tmp_path: Any, capfd: Any) -> None:
     """A join of two file sources has no single input file per row: wid still
-    runs (Spark refuses ``input_file_name()`` over such a plan) and its dead
-    letter says no file, while rows from one file name it."""
+    runs (Spark refuses ``input_file_name()`` over such a plan), its dead
+    letter says no file, and nothing is logged of the refusal wid handles,
+    while rows from one file name it."""
     spark.createDataFrame([(1, 60_000), (2, None)], "id int, ms long").write.parquet(str(tmp_path / "l"))
     spark.createDataFrame([(1, "a"), (2, "b")], "id int, k string").write.parquet(str(tmp_path / "r"))
     joined = spark.read.parquet(str(tmp_path / "l")).join(spark.read.parquet(str(tmp_path / "r")), "id")
@@ -125,5 +126,6 @@ def test_input_joined_from_two_files(spark: Any, tmp_path: Any) -> None:
     result = wid.window_result(joined, w)
     assert [(r.k, r.n) for r in result.output.collect()] == [("a", 1)]
     assert [(r.reason, r.source_file) for r in result.dead_letter.collect()] == [(reasons.NULL_EVENT_TIME, None)]
+    assert "MULTI_SOURCES_UNSUPPORTED" not in capfd.readouterr().err
     single = wid.window_result(spark.read.parquet(str(tmp_path / "l")), replace(w, group_by=()))
     assert [r.source_file.endswith(".parquet") for r in single.dead_letter.collect()] == [True]

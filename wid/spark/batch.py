@@ -4,6 +4,7 @@ per row or per key; Spark's own operators do all the work."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import reduce
@@ -176,10 +177,17 @@ def dead_letters(prepared: DataFrame, source: str) -> DataFrame:
     def shaped(file: Column) -> DataFrame:
         return rejected.select(F.col(REASON).alias("reason"), F.lit(source).alias("source"),
                                file.alias("source_file"), row_json(prepared, originals).alias("row_json"))
+    # PySpark logs every AnalysisException of a DataFrame call at ERROR, with
+    # the JVM's stack trace, before raising it: this one is expected and
+    # handled, so its logger is quiet for the attempt.
+    quiet = logging.getLogger("DataFrameQueryContextLogger")
+    was, quiet.disabled = quiet.disabled, True
     try:
         return shaped(F.nullif(F.input_file_name(), F.lit("")))
     except AnalysisException:
         return shaped(F.lit(None).cast("string"))
+    finally:
+        quiet.disabled = was
 
 
 def row_json(prepared: DataFrame, originals: list[str]) -> Column:
