@@ -1,8 +1,8 @@
 """Streaming: the same windows on live engines, with their state.
 
 The events (`benchmarks.data.events`, in event-time order) land as
-`FILES` Parquet files, read in order with Spark's available-now trigger,
-`PER_TRIGGER` files per micro-batch, lateness 0. A last file holds two
+`FILES` Parquet files (half as many with ``--quick``), read in order with
+Spark's available-now trigger, `PER_TRIGGER` files per micro-batch, lateness 0. A last file holds two
 rows of a flush key (-1) a day and two days later, so every window of the
 data closes on Spark too (Flink closes them at the end of its bounded
 source); the flush key's windows are left out of every output.
@@ -48,20 +48,20 @@ FILES, PER_TRIGGER, KEYS_N = 16, 2, 100
 QUERIES = (WindowQuery("tumbling", 60_000), WindowQuery("hopping", 600_000, 60_000))
 
 
-def landed(events_dir: Path) -> Path:
-    """`events_dir`'s events as `FILES` ordered Parquet files plus the flush file."""
-    where = events_dir / f"landing_{FILES}"
+def landed(events_dir: Path, files: int = FILES) -> Path:
+    """`events_dir`'s events as `files` ordered Parquet files plus the flush file."""
+    where = events_dir / f"landing_{files}"
     if where.exists():
         return where
     table = pq.read_table(events_dir / "events.parquet")
     where.mkdir()
-    bounds = np.linspace(0, table.num_rows, FILES + 1).astype(int)
+    bounds = np.linspace(0, table.num_rows, files + 1).astype(int)
     for i, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False)):
         pq.write_table(table.slice(a, b - a), where / f"part-{i:05d}.parquet")
     last = table.column("ts_ms")[-1].as_py()
     flush = pa.table({"k": pa.array([-1, -1], pa.int32()), "ts_ms": [last + 86_400_000, last + 2 * 86_400_000],
                       "v": [0.0, 0.0]})
-    pq.write_table(flush, where / f"part-{FILES:05d}.parquet")
+    pq.write_table(flush, where / f"part-{files:05d}.parquet")
     arrive_in_name_order(where)
     return where
 
@@ -127,9 +127,9 @@ def spark_build(q: WindowQuery) -> Callable[[DataFrame], DataFrame]:
 
 
 def run(ctx: Any) -> list[dict[str, Any]]:
-    rows = 200_000 if ctx.quick else 2_000_000
+    rows, files = (200_000, FILES // 2) if ctx.quick else (2_000_000, FILES)
     events_dir = data.events(rows, KEYS_N)
-    where = landed(events_dir)
+    where = landed(events_dir, files)
     records = []
     for q in QUERIES:
         planned: list[str] = []
@@ -137,8 +137,8 @@ def run(ctx: Any) -> list[dict[str, Any]]:
         engines = [stream_engine(ctx.spark, "wid", where, build, bound),
                    stream_engine(ctx.spark, "spark streaming", where, spark_build(q), None),
                    *window_engines(ctx.spark, q, events_dir, ("flink",))]
-        s = Scenario(f"streaming_{q.kind}_{rows}", f"{q.label}, {KEYS_N} keys, {rows:,} rows, {FILES} files, "
-                     f"{PER_TRIGGER} per micro-batch", rows, KEYS, engines, {"keys": KEYS_N, "files": FILES})
+        s = Scenario(f"streaming_{q.kind}_{rows}", f"{q.label}, {KEYS_N} keys, {rows:,} rows, {files} files, "
+                     f"{PER_TRIGGER} per micro-batch", rows, KEYS, engines, {"keys": KEYS_N, "files": files})
         records.append(run_scenario(s, ctx.repeats))
         records[-1]["params"]["wid_plan"] = planned[0] if planned else None
         print(f"  wid's plan: {records[-1]['params']['wid_plan']}")
