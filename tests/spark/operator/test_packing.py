@@ -11,7 +11,7 @@ import json
 import pyarrow as pa
 
 from wid.spark.operator.output import KIND, STATS, frames
-from wid.spark.operator.packing import BATCH_MS, DATA, KEY, PACKED, SHARD, SUMMARY, pack
+from wid.spark.operator.packing import BATCH_MS, DATA, KEY, PACKED, SHARD, SUMMARY, pack, received
 from wid.spark.operator.shard import ShardOutput
 from wid.spark.operator.tables import PTIME, PUNCT, SRC, TS, from_bytes
 
@@ -40,6 +40,32 @@ def test_pack_splits_each_shard_into_bounded_blobs_and_gives_every_shard_the_sum
     sizes = [(k, from_bytes(b).num_rows) for k, b in zip(small.column(KEY).to_pylist(), small.column(DATA).to_pylist(),
                                                           strict=True)]
     assert sorted(sizes) == [(10, 2), (10, 4), (10, 4), (11, 0), (12, 3)]
+
+
+def _by_key(out: pa.Table) -> dict[int, tuple[list[bytes], list[str]]]:
+    found: dict[int, tuple[list[bytes], list[str]]] = {}
+    for key, blob, summary in zip(*(out.column(c).to_pylist() for c in (KEY, DATA, SUMMARY)), strict=True):
+        found.setdefault(key, ([], []))[0].append(blob)
+        found[key][1].append(summary)
+    return found
+
+
+def test_columns_left_unsent_arrive_as_if_sent() -> None:
+    shards = [0, 1, 1, 0, 1, 0, 0, 1, 1]
+    full = _input(shards)
+    constants = {SRC: "s", PUNCT: False, PTIME: None}
+    sent = _by_key(pa.Table.from_batches(list(pack(iter(full.to_batches(max_chunksize=4)), [5, 6], False)),
+                                         schema=PACKED))
+    slim = full.drop_columns(list(constants))
+    unsent = _by_key(pa.Table.from_batches(
+        list(pack(iter(slim.to_batches(max_chunksize=4)), [5, 6], False, constants=constants)), schema=PACKED))
+    assert sorted(sent) == sorted(unsent) == [5, 6]
+    for key in sent:
+        want_rows, want_sources, want_batch = received(*sent[key])
+        got_rows, got_sources, got_batch = received(*unsent[key])
+        assert got_rows.select(want_rows.column_names).equals(want_rows)
+        assert (got_sources, got_batch) == (want_sources, want_batch)
+        assert sum(map(len, unsent[key][0])) < sum(map(len, sent[key][0]))  # the point: smaller blobs
 
 
 def test_operator_output_leaves_in_bounded_frames_and_whole() -> None:

@@ -44,6 +44,7 @@ FORM = "WID operator: window join sharded by matching key, vectorised state in S
 WHY = ("a streaming window fires when a right row of its key past its end arrives (or max_delayed_time): "
        "both sides' rows are held per shard as Arrow tables and merged by binary search and O(1) range merges")
 SHIPPED = (join_engine, join_processor, wid.spark.join_merge, wid.semantics.reasons)
+NO_PUNCTUATION = {PUNCT: False, PTIME: None}  # a join's rows are never punctuations: not sent, set on arrival
 
 
 def check_stream_join(left: DataFrame, right: DataFrame, join: WindowJoin) -> None:
@@ -67,7 +68,7 @@ def _side_rows(prepared: DataFrame, join: WindowJoin, side: str, source: str) ->
         cols = [F.col(c) for c in originals] + cols
     else:
         cols += [F.col(c).alias(r) for c, r in raw_columns(join).items()]
-    cols += [F.col(TS), F.lit(source).alias(SRC), F.lit(False).alias(PUNCT), F.lit(None).cast("long").alias(PTIME)]
+    cols += [F.col(TS), F.lit(source).alias(SRC)]  # no punctuation: its columns are constants (`NO_PUNCTUATION`)
     if join.late_data == "dlq":
         prefix = LEFT_ORIGINAL if side == "left" else RIGHT_ORIGINAL
         cols += [F.col(c).alias(prefix + c) for c in originals]
@@ -111,7 +112,8 @@ def operator_rows(left: DataFrame, right: DataFrame, join: WindowJoin, *, left_s
     rows = _side_rows(left, join, "left", left_source).unionByName(
         _side_rows(right, join, "right", right_source), allowMissingColumns=True)
     schema = _output_schema(spark, left, right, join)
-    return through_shards(rows, list(key_names(join)), JoinProcessor(shape), schema, shipped=SHIPPED)
+    return through_shards(rows, list(key_names(join)), JoinProcessor(shape), schema, shipped=SHIPPED,
+                          constants=NO_PUNCTUATION)
 
 
 def fired_rows(rows: DataFrame, join: WindowJoin, columns: list[str]) -> DataFrame:

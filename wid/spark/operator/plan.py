@@ -118,13 +118,15 @@ def _needed(window: Window, originals: list[str]) -> list[str]:
     return list(dict.fromkeys(c for c in cols if c))
 
 
-def _source_rows(frame: DataFrame, window: Window, source: str, dead_letter: bool) -> DataFrame:
+def _source_rows(frame: DataFrame, window: Window, source: str, dead_letter: bool,
+                 constants: Mapping[str, object]) -> DataFrame:
     """The operator's input rows of one source, read in one scan: its good
     data rows and, under a punctuation predicate, its punctuation rows
     (`PUNCT`; their time in `PTIME`, their scope columns, the rest NULL).
     Splitting the source into a data and a punctuation branch would read
     each micro-batch's files twice: a second wave of scan tasks, 0.15-0.25 s
-    per micro-batch on the rolling benchmark (`benchmarks.stream_rolling`)."""
+    per micro-batch on the rolling benchmark (`benchmarks.stream_rolling`).
+    Columns named in `constants` are left out (`wid.spark.operator.packing`)."""
     prepared = prepare(frame, window)
     p = window.punctuation
     marked: Column = F.lit(False)
@@ -140,7 +142,9 @@ def _source_rows(frame: DataFrame, window: Window, source: str, dead_letter: boo
         return col.alias(name) if p is None else F.when(~marked, col).alias(name)
 
     cols = [F.col(c) if c in scope else data(F.col(c), c) for c in dict.fromkeys([*_needed(window, originals), *scope])]
-    cols += [data(F.col(TS), TS), F.lit(source).alias(SRC), marked.alias(PUNCT), ptime.cast("long").alias(PTIME)]
+    cols.append(data(F.col(TS), TS))
+    cols += [c.alias(n) for c, n in ((F.lit(source), SRC), (marked, PUNCT), (ptime.cast("long"), PTIME))
+             if n not in constants]
     if dead_letter:
         cols += [data(F.col(c), ORIGINAL + c) for c in originals]
         cols.append(data(F.nullif(F.input_file_name(), F.lit("")), FILE))
@@ -196,28 +200,42 @@ def compile_operator(sources: Mapping[str, DataFrame], window: Window, pipeline:
     check_stream(window, inputs)
     spec = operator_spec(window, pipeline=pipeline, shards=shards, dead_letter_columns=originals,
                          input_columns=tuple(inputs.fieldNames()), unordered=tuple(unordered(inputs)))
-    parts = [_source_rows(frame, window, name, dead_letter) for name, frame in sources.items()]
+    constants = unsent(window, sources)
+    parts = [_source_rows(frame, window, name, dead_letter, constants) for name, frame in sources.items()]
     rows = functools.reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts)
     keys = window.punctuation.scope if window.punctuation is not None and window.punctuation.scope else \
         window.closing_columns
     scoped = bool(window.punctuation is not None and window.punctuation.scope)
     schema = _output_schema(spark, first, window, dead_letter)
-    return OperatorPlan(through_shards(rows, list(keys), WidProcessor(spec), schema, scoped=scoped), spec)
+    return OperatorPlan(through_shards(rows, list(keys), WidProcessor(spec), schema, scoped=scoped,
+                                       constants=constants), spec)
+
+
+def unsent(window: Window, sources: Mapping[str, DataFrame]) -> dict[str, object]:
+    """The operator's input columns that hold one value on every row, and
+    that value: the source name of a single source; no punctuation's columns."""
+    constants: dict[str, object] = {SRC: next(iter(sources))} if len(sources) == 1 else {}
+    if window.punctuation is None:
+        constants.update({PUNCT: False, PTIME: None})
+    return constants
 
 
 def through_shards(rows: DataFrame, keys: list[str], processor: WidProcessor, schema: T.StructType, *,
-                   scoped: bool = False, shipped: tuple[ModuleType, ...] = ()) -> DataFrame:
-    """`rows` (the operator's input columns) sharded by ``pmod(xxhash64(keys),
-    shards)``, packed per shard, through `processor` (one call per shard and
-    micro-batch), which returns rows in `schema` (`wid.spark.operator.output`).
-    `shipped` modules go to executors by value with the operator's own."""
+                   scoped: bool = False, shipped: tuple[ModuleType, ...] = (),
+                   constants: Mapping[str, object] | None = None) -> DataFrame:
+    """`rows` (the operator's input columns but those named in `constants`)
+    sharded by ``pmod(xxhash64(keys), shards)``, packed per shard, through
+    `processor` (one call per shard and micro-batch), which sees the
+    `constants` columns again and returns rows in `schema`
+    (`wid.spark.operator.output`). `shipped` modules go to executors by
+    value with the operator's own."""
     spark = rows.sparkSession
     partitions, shards = operator_layout(spark)
     shard_of = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(shards)) if keys else F.lit(0)
     rows = rows.withColumn(SHARD, shard_of.cast("long")).withColumn(BATCH_MS, F.unix_millis(F.current_timestamp()))
     ship(*_SHIPPED, *shipped)
-    packed = rows.mapInArrow(functools.partial(pack, keys=shard_keys(spark, shards, partitions), scoped=scoped),
-                             T.StructType.fromJson(_packed_json()))
+    packed = rows.mapInArrow(functools.partial(pack, keys=shard_keys(spark, shards, partitions), scoped=scoped,
+                                               constants=dict(constants or {})), T.StructType.fromJson(_packed_json()))
     arrow = to_arrow_schema(schema, timezone=spark.conf.get("spark.sql.session.timeZone") or "UTC")
     return packed.groupBy(KEY).transformWithStateInPandas(processor.emitting(arrow), schema, "Append", "None")
 

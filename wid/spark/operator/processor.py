@@ -24,7 +24,7 @@ from wid.semantics.watermark import SourceBatch
 from wid.spark.operator.engines import make_engine
 from wid.spark.operator.layout import OperatorSpec
 from wid.spark.operator.output import frames
-from wid.spark.operator.packing import DATA, SUMMARY, read_summaries, unpacked
+from wid.spark.operator.packing import DATA, SUMMARY, received
 from wid.spark.operator.shard import ShardOutput, run_batch
 
 
@@ -80,8 +80,7 @@ class WidProcessor(StatefulProcessor):
         for frame in rows:
             blobs.extend(frame[DATA])
             summaries.extend(frame[SUMMARY])
-        sources, batch_ms = read_summaries(summaries)
-        yield from frames(self.run(unpacked(blobs), sources, batch_ms), self.output)
+        yield from frames(self.run(*received(blobs, summaries)), self.output)
 
     def run(self, rows: pa.Table, sources: dict[str, SourceBatch], batch_ms: int) -> ShardOutput:
         """One shard's micro-batch: `run_batch` with the window's engine."""
