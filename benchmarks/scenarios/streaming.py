@@ -1,11 +1,12 @@
 """Streaming: the same windows on live engines, with their state.
 
 The events (`benchmarks.data.events`, in event-time order) land as
-`FILES` Parquet files (half as many with ``--quick``), read in order with
-Spark's available-now trigger, `PER_TRIGGER` files per micro-batch, lateness 0. A last file holds two
-rows of a flush key (-1) a day and two days later, so every window of the
-data closes on Spark too (Flink closes them at the end of its bounded
-source); the flush key's windows are left out of every output.
+`FILES` Parquet files (a quarter as many with ``--quick``), read in order
+with Spark's available-now trigger, `PER_TRIGGER` files per micro-batch,
+lateness 0. A last file holds two rows of a flush key (-1) a day and two
+days later, so every window of the data closes on Spark too (Flink closes
+them at the end of its bounded source); the flush key's windows are left
+out of every output.
 
 - ``wid``: `wid.window_result` on the stream, as wid plans it (the WID
   operator, partials per pane in Spark's RocksDB state store, or Spark's
@@ -127,7 +128,7 @@ def spark_build(q: WindowQuery) -> Callable[[DataFrame], DataFrame]:
 
 
 def run(ctx: Any) -> list[dict[str, Any]]:
-    rows, files = (200_000, FILES // 2) if ctx.quick else (2_000_000, FILES)
+    rows, files = (200_000, FILES // 4) if ctx.quick else (2_000_000, FILES)
     events_dir = data.events(rows, KEYS_N)
     where = landed(events_dir, files)
     records = []
