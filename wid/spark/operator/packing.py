@@ -7,8 +7,12 @@ splits each input partition by shard and writes each shard's rows as Arrow
 IPC blobs of at most `CHUNK_ROWS` rows, each with the partition's per-source
 summary (largest event time, largest global punctuation, batch timestamp);
 *every* shard gets the summary, so that all shards advance the same
-watermark in the same micro-batch. The operator then
-sees a few rows per shard and micro-batch.
+watermark in the same micro-batch. The operator then sees a few rows per
+shard and micro-batch. (Its output needs no such trick: PySpark converts
+returned frames column by column, see `wid.spark.operator.output`.) (The
+packed columns' names do not start with an underscore: PySpark hands them
+to the processor through namedtuples, which rename such fields.) Runs on
+executors: numpy, pyarrow and the standard library only.
 
 Columns whose value is the same on every row (`CONSTANT_TYPES`: the source
 name when there is one source, the punctuation columns when there is no
@@ -17,12 +21,10 @@ gets their values, which travel in the summary, and `received` puts them
 back on the operator's side. Sent, they were three more columns through
 Spark's JVM-to-Arrow conversion and about 19 bytes a row through the blobs
 and the shuffle (5M rows through ``mapInArrow``: 0.8-1.1 s with five
-columns, 1.1-1.2 s with these three more; measured 2026-11-23). (Its output needs no such
-trick: PySpark converts returned frames column by column, see
-`wid.spark.operator.output`.) (The packed columns' names do not start with
-an underscore: PySpark hands them to the processor through namedtuples,
-which rename such fields.) Runs on executors: numpy, pyarrow and the
-standard library only.
+columns, 1.1-1.2 s with these three more; measured 2026-11-23). The
+engines see the same columns either way (the put-back ones last; held
+tables are concatenated by name), so a checkpoint written while they were
+sent restarts unchanged.
 """
 
 from __future__ import annotations
