@@ -8,7 +8,7 @@ d = `DURATION_MS`. Engines:
   ``RANGE BETWEEN d - 1 PRECEDING AND CURRENT ROW`` over ``ts_ms``
   (integer ms, so ``(t - d, t]``; a RANGE frame takes every peer row);
 - ``duckdb``: the same frame in DuckDB;
-- ``pandas``: ``groupby(k).rolling("60s", on=t, closed="right")``, the
+- ``pandas``: ``groupby(k).rolling("60000ms", on=t, closed="right")``, the
   interval ``(t - d, t]``. pandas ends a row's window at the row itself,
   so of rows tied on ``(k, ts)`` only the last sees them all; the engine
   gives every tied row that last value (``transform("last")``), the paper's

@@ -68,16 +68,21 @@ def with_constants(rows: pa.Table, constants: Mapping[str, Any]) -> pa.Table:
     return rows
 
 
-def summarize(rows: pa.Table, scoped: bool) -> dict[str, Any]:
+def summarize(rows: pa.Table, scoped: bool, constants: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Per source: [largest data event time, largest global punctuation]
     (None where there was none), and the batch timestamp. Keyed
-    punctuations (`scoped`) do not move a source's watermark."""
-    punct = rows.column(PUNCT).to_numpy(zero_copy_only=False).astype(bool)
+    punctuations (`scoped`) do not move a source's watermark. A
+    `CONSTANT_TYPES` column missing from `rows` has its value in
+    `constants` (read from there, not built row by row)."""
+    constants, have, n = constants or {}, set(rows.column_names), rows.num_rows
+    punct = (rows.column(PUNCT).to_numpy(zero_copy_only=False).astype(bool) if PUNCT in have
+             else np.full(n, bool(constants[PUNCT])))
     sources: dict[str, list[int | None]] = {}
-    for name in pc.unique(rows.column(SRC)).to_pylist():
-        mine = pc.equal(rows.column(SRC), name).to_numpy(zero_copy_only=False)
+    for name in pc.unique(rows.column(SRC)).to_pylist() if SRC in have else [constants[SRC]]:
+        mine = pc.equal(rows.column(SRC), name).to_numpy(zero_copy_only=False) if SRC in have else np.ones(n, bool)
         data = rows.column(TS).filter(pa.array(mine & ~punct))
-        marks = rows.column(PTIME).filter(pa.array(mine & punct)) if not scoped else pa.array([], pa.int64())
+        marks = rows.column(PTIME).filter(pa.array(mine & punct)) if not scoped and punct.any() else \
+            pa.array([], pa.int64())
         sources[name] = [pc.max(data).as_py() if len(data) else None, pc.max(marks).as_py() if len(marks) else None]
     batch = pc.max(rows.column(BATCH_MS)).as_py() if BATCH_MS in rows.column_names else 0
     return {"batch_ms": batch, "sources": sources}
@@ -122,7 +127,7 @@ def pack(batches: Iterator[pa.RecordBatch], keys: Sequence[int], scoped: bool,
         return
     rows = pa.Table.from_batches(arrived)
     constants = dict(constants or {})
-    doc = {**summarize(with_constants(rows, constants), scoped), "constants": constants}
+    doc = {**summarize(rows, scoped, constants), "constants": constants}
     summary = pa.scalar(json.dumps(doc), pa.string())
     for key, part in zip(keys, split(rows, len(keys)), strict=True):
         blobs = to_chunks(part.drop_columns([BATCH_MS]) if BATCH_MS in part.column_names else part, chunk_rows)
