@@ -24,6 +24,7 @@ def test_shards_replay_every_transcript(transcript: Transcript, shards: int) -> 
 import random  # noqa: E402
 from typing import Any  # noqa: E402
 
+import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
@@ -134,3 +135,39 @@ def test_panes_opened_and_closed_in_one_batch_never_reach_the_store() -> None:
     got.append(operator.step(batches[1]))
     assert (store.puts, store.deletes, sorted(store.panes)) == ([119, 125], [119], [125])
     assert_same_results(window, got, run_stream(batches, window))
+
+
+# -- late rows against one closing point -----------------------------------------
+
+from wid.spark.operator.plan import operator_spec  # noqa: E402
+from wid.spark.operator.tables import TS  # noqa: E402
+from wid.spark.operator.time_engine import TimeEngine  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(duration=st.integers(1, 12), hop=st.integers(1, 12), origin=st.integers(0, 9),
+       allowed=st.sampled_from([None, 0, 3, 17]), mode=st.sampled_from(["generous", "consistent"]),
+       closing=st.integers(-40, 80), times=st.lists(st.integers(-60, 100), min_size=1, max_size=30))
+def test_late_rows_against_one_closing_point_follow_the_per_row_rule(
+        duration: int, hop: int, origin: int, allowed: int | None, mode: str, closing: int, times: list[int]) -> None:
+    """With one closing point for every row (no keyed punctuation) the time
+    engine compares event times with one bound instead of working out each
+    row's windows; both must agree with the rule of Li et al. as written
+    (late: its last window, or under consistent its first, has
+    ``end + allowed <= closing``)."""
+    kind = "hopping" if hop < duration else "tumbling"
+    window = Window(kind=kind, event_time_column="ts", event_time_unit="ms", group_by=("k",),
+                    aggregations=(Aggregation("count", as_="n"),), duration_ms=duration,
+                    hop_ms=hop if kind == "hopping" else None, origin_ms=origin, late_mode=mode,
+                    late_data="reopen" if allowed is not None else "drop", allowed_lateness_ms=allowed)
+    engine = TimeEngine(operator_spec(window, pipeline="t", shards=1), MemoryStore())
+    rows = pa.table({TS: pa.array([t * 1000 for t in times], pa.int64())})
+    got = engine.late(rows, np.full(len(times), closing * 1000, dtype=np.int64))
+    step = hop if kind == "hopping" else duration
+    want = []
+    for t in times:
+        starts = (origin + j * step for j in range((t - origin - duration) // step - 1, (t - origin) // step + 2))
+        ends = [s + duration for s in starts if s <= t < s + duration]
+        end = max(ends) if mode == "generous" else min(ends)
+        want.append(end + (allowed or 0) <= closing)
+    assert got.tolist() == want

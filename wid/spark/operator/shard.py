@@ -44,6 +44,7 @@ from wid.spark.operator.tables import (
     from_bytes,
     group_ids,
     to_bytes,
+    where,
 )
 
 LATE_REASON = "late: its window was already emitted"
@@ -188,15 +189,15 @@ def run_batch(spec: OperatorSpec, store: Store, engine: Engine, rows: pa.Table,
     meta = load_meta(store, spec.shards)
     keyed = load_keyed(store)
     is_punct = rows.column(PUNCT).to_numpy(zero_copy_only=False).astype(bool)
-    data, puncts = rows.filter(pa.array(~is_punct)), rows.filter(pa.array(is_punct))
+    data, puncts = where(rows, ~is_punct), where(rows, is_punct)
     before = Closing(meta.marks.global_us, keyed)
     cp = before.of(data, spec.scope)
     late = engine.late(data, cp)
     out = ShardOutput()
     if late.any():
-        out.late = late_rows(spec.late_data, data.filter(pa.array(late)))
+        out.late = late_rows(spec.late_data, where(data, late))
     accepted = ~late
-    engine.add(data.filter(pa.array(accepted)), cp[accepted])
+    engine.add(where(data, accepted), cp if not late.any() else cp[accepted])
     meta.marks = meta.marks.advance(sources, batch_ms, spec.lateness_us, spec.idleness_ms)
     keyed = keyed_after(keyed, puncts.filter(pc.invert(pc.is_null(puncts.column(PTIME)))), spec.scope)
     after = Closing(meta.marks.global_us, keyed)

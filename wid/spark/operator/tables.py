@@ -116,10 +116,20 @@ def concat(tables: Sequence[pa.Table]) -> pa.Table:
     return pa.concat_tables(tables, promote_options="default")
 
 
+def where(table: pa.Table, mask: np.ndarray) -> pa.Table:
+    """The rows of `table` where boolean `mask` is true; `table` itself when
+    every row is kept (a filter copies every column: 25 ms for 1.25M rows of
+    three columns, and most micro-batches have no late or punctuation row)."""
+    if mask.all():
+        return table
+    return table.filter(pa.array(mask))
+
+
 def ints(table: pa.Table, name: str) -> np.ndarray:
     """An int64 column as a NumPy array (nulls as 0)."""
-    return np.asarray(table.column(name).fill_null(0).to_numpy(), dtype=np.int64)
+    col = table.column(name)
+    return np.asarray((col.fill_null(0) if col.null_count else col).to_numpy(), dtype=np.int64)
 
 
 __all__ = ["CHUNK_ROWS", "FILE", "NONE", "ORIGINAL", "PANE", "PTIME", "PUNCT", "SRC", "TS", "concat", "from_bytes",
-           "codes_to_ids", "group_ids", "ints", "to_bytes", "to_chunks"]
+           "codes_to_ids", "group_ids", "ints", "to_bytes", "to_chunks", "where"]

@@ -93,11 +93,16 @@ class TimeEngine:
         self.stored = set(self.index)  # panes the store holds
         self.dirty: set[int] = set()   # panes changed in this micro-batch, not yet written
         self.touched: pa.Table | None = None
+        self._paned: tuple[pa.Table | None, np.ndarray] = (None, np.zeros(0, dtype=np.int64))
 
     # -- geometry, vectorised ----------------------------------------------------
     def _panes(self, rows: pa.Table) -> np.ndarray:
-        g = self.g
-        return np.asarray(np.floor_divide(ints(rows, TS) - g.origin_us, g.pane_us))
+        """Each row's pane; remembered for the last table asked about (`late`
+        and `add` see the same rows when none is late: 35 ms per 1.25M rows)."""
+        if self._paned[0] is not rows:
+            g = self.g
+            self._paned = (rows, np.asarray(np.floor_divide(ints(rows, TS) - g.origin_us, g.pane_us)))
+        return self._paned[1]
 
     def _ends(self, w: np.ndarray) -> np.ndarray:
         g = self.g
@@ -109,9 +114,24 @@ class TimeEngine:
 
     # -- late ------------------------------------------------------------------
     def late(self, rows: pa.Table, before: np.ndarray) -> np.ndarray:
+        if len(before) and before.min() == before.max():  # one closing point (no keyed punctuation)
+            return np.asarray(ints(rows, TS) < self._late_below(int(before[0])))
         first, last = self._windows(self._panes(rows))
         ref = self._ends(last if self.spec.late_mode == "generous" else first)
         return np.asarray((before != NONE) & (before >= ref + self.spec.allowed_us))
+
+    def _late_below(self, closing_us: int) -> int:
+        """The event time below which a row is late when its group's closing
+        point is `closing_us`: `late`'s rule solved for the pane (the first
+        window still taking rows is w0; a generous row is late when its last
+        window is before w0, a consistent one when its first is), which
+        spares a division per row."""
+        if closing_us == NONE:
+            return NONE
+        g = self.g
+        w0 = (closing_us - self.spec.allowed_us - g.origin_us - g.length * g.pane_us) // (g.hop * g.pane_us) + 1
+        pane = w0 * g.hop if self.spec.late_mode == "generous" else (w0 - 1) * g.hop + g.length
+        return g.origin_us + pane * g.pane_us
 
     def _first_counted(self, q: np.ndarray, before: np.ndarray) -> np.ndarray:
         """The earliest window each accepted row counts in (generous: the
@@ -139,9 +159,10 @@ class TimeEngine:
         for i, agg in enumerate(self.spec.aggs):
             for k, v in agg.merge(agg.rows(rows, ts), ids, n).items():
                 partial = partial.append_column(field(i, k), v)
-        wmin = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-        np.minimum.at(wmin, ids, self._first_counted(q, before))
-        self.touched = partial.select([*keys, PANE]).append_column(WMIN, pa.array(wmin))
+        if self.spec.reopen or self.spec.on_update:  # only these emit the windows a row touched
+            wmin = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+            np.minimum.at(wmin, ids, self._first_counted(q, before))
+            self.touched = partial.select([*keys, PANE]).append_column(WMIN, pa.array(wmin))
         partial = partial.sort_by(PANE)
         panes = ints(partial, PANE)
         cuts = np.flatnonzero(np.diff(panes)) + 1
