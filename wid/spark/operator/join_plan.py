@@ -3,7 +3,7 @@ side). Semantics and every streaming decision: `wid.semantics.window_join_stream
 
     left rows (prepared) ─┐
     right rows (prepared) ┴─ union ─ shard by matching key ─ pack
-        ─ transformWithStateInPandas(JoinProcessor) ─ fired rows, late rows, counts
+        ─ transformWithStateInPandas(WidProcessor(JoinCall)) ─ fired rows, late rows, counts
 
 Each side is prepared as in batch (`wid.spark.join.prepare_side`: time in
 epoch microseconds, the arrival instant with `use_system_time`, rejected
@@ -25,7 +25,8 @@ import wid.semantics.reasons
 import wid.spark.join_merge
 from wid.errors import ConfigError
 from wid.spark.columns import PREFIX, REASON, TS
-from wid.spark.operator import join_engine, join_processor
+from wid.spark.operator import join_call, join_engine
+from wid.spark.operator.join_call import JoinCall
 from wid.spark.operator.join_engine import FIRED
 from wid.spark.operator.join_layout import (
     LEFT_ORIGINAL,
@@ -34,7 +35,6 @@ from wid.spark.operator.join_layout import (
     key_names,
     raw_columns,
 )
-from wid.spark.operator.join_processor import JoinProcessor
 from wid.spark.operator.output import KIND, STATS
 from wid.spark.operator.plan import REASON_COLUMN, operator_layout, through_shards
 from wid.spark.operator.tables import FILE, PTIME, PUNCT, SRC
@@ -43,7 +43,7 @@ from wid.spec.join import SYSTEM_TIME, WindowJoin
 FORM = "WID operator: window join sharded by matching key, vectorised state in Spark's state store"
 WHY = ("a streaming window fires when a right row of its key past its end arrives (or max_delayed_time): "
        "both sides' rows are held per shard as Arrow tables and merged by binary search and O(1) range merges")
-SHIPPED = (join_engine, join_processor, wid.spark.join_merge, wid.semantics.reasons)
+SHIPPED = (join_engine, join_call, wid.spark.join_merge, wid.semantics.reasons)
 NO_PUNCTUATION = {PUNCT: False, PTIME: None}  # a join's rows are never punctuations: not sent, set on arrival
 
 
@@ -112,7 +112,7 @@ def operator_rows(left: DataFrame, right: DataFrame, join: WindowJoin, *, left_s
     rows = _side_rows(left, join, "left", left_source).unionByName(
         _side_rows(right, join, "right", right_source), allowMissingColumns=True)
     schema = _output_schema(spark, left, right, join)
-    return through_shards(rows, list(key_names(join)), JoinProcessor(shape), schema, shipped=SHIPPED,
+    return through_shards(rows, list(key_names(join)), JoinCall(shape), schema, shipped=SHIPPED,
                           constants=NO_PUNCTUATION)
 
 

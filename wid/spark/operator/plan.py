@@ -1,7 +1,7 @@
 """Compiling a window to the WID operator's Spark plan (driver side).
 
     prepared rows (per source, data and punctuation rows in one scan) ─ union
-        ─ mapInArrow(pack) ─ groupBy(shard).transformWithStateInPandas(WidProcessor) ─ rows of every kind
+        ─ mapInArrow(pack) ─ groupBy(shard).transformWithStateInPandas(WidProcessor(ShardCall)) ─ rows of every kind
 
 Rows are sharded by ``pmod(xxhash64(keys), shards)`` where keys are the
 punctuation scope if there is one (a keyed punctuation must reach the shard
@@ -43,6 +43,7 @@ from wid.spark.operator import (
     rolling_engine,
     session_engine,
     shard,
+    shard_call,
     tables,
     time_engine,
 )
@@ -51,6 +52,7 @@ from wid.spark.operator.layout import OperatorSpec, geometry_of
 from wid.spark.operator.output import KIND, STATS
 from wid.spark.operator.packing import BATCH_MS, KEY, PACKED, SHARD, pack
 from wid.spark.operator.processor import WidProcessor
+from wid.spark.operator.shard_call import ShardCall
 from wid.spark.operator.tables import FILE, ORIGINAL, PTIME, PUNCT, SRC, TS
 from wid.spark.operator.time_engine import END, FINAL, START
 from wid.spark.prepare import event_time, prepare
@@ -63,7 +65,8 @@ SHARDS_CONF = "spark.wid.operator.shards"
 PROVIDER = "spark.sql.streaming.stateStore.providerClass"
 CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 REASON_COLUMN = "_wid_reason"
-_SHIPPED = (tables, layout, shard, time_engine, session_engine, engines, packing, output, processor, pane_merge,
+_SHIPPED = (tables, layout, shard, time_engine, session_engine, engines, packing, output, processor, shard_call,
+            pane_merge,
             wid.aggregates.vector, wid.semantics.watermark, wid.semantics.timeunits, extents, count_engine,
             rolling_engine, landmark_engine)
 
@@ -207,7 +210,7 @@ def compile_operator(sources: Mapping[str, DataFrame], window: Window, pipeline:
         window.closing_columns
     scoped = bool(window.punctuation is not None and window.punctuation.scope)
     schema = _output_schema(spark, first, window, dead_letter)
-    return OperatorPlan(through_shards(rows, list(keys), WidProcessor(spec), schema, scoped=scoped,
+    return OperatorPlan(through_shards(rows, list(keys), ShardCall(spec), schema, scoped=scoped,
                                        constants=constants), spec)
 
 
@@ -220,13 +223,13 @@ def unsent(window: Window, sources: Mapping[str, DataFrame]) -> dict[str, object
     return constants
 
 
-def through_shards(rows: DataFrame, keys: list[str], processor: WidProcessor, schema: T.StructType, *,
+def through_shards(rows: DataFrame, keys: list[str], call: ShardCall, schema: T.StructType, *,
                    scoped: bool = False, shipped: tuple[ModuleType, ...] = (),
                    constants: Mapping[str, object] | None = None) -> DataFrame:
     """`rows` (the operator's input columns but those named in `constants`)
     sharded by ``pmod(xxhash64(keys), shards)``, packed per shard, through
-    `processor` (one call per shard and micro-batch), which sees the
-    `constants` columns again and returns rows in `schema`
+    `call` (once per shard and micro-batch, inside `WidProcessor`), which
+    sees the `constants` columns again and returns rows in `schema`
     (`wid.spark.operator.output`). `shipped` modules go to executors by
     value with the operator's own."""
     spark = rows.sparkSession
@@ -238,7 +241,8 @@ def through_shards(rows: DataFrame, keys: list[str], processor: WidProcessor, sc
     packed = rows.mapInArrow(functools.partial(pack, keys=shard_keys(spark, shards, partitions), scoped=scoped,
                                                constants=dict(constants or {})), T.StructType.fromJson(_packed_json()))
     arrow = to_arrow_schema(schema, timezone=spark.conf.get("spark.sql.session.timeZone") or "UTC")
-    return packed.groupBy(KEY).transformWithStateInPandas(processor.emitting(arrow), schema, "Append", "None")
+    processor = WidProcessor(call.emitting(arrow))  # pickles the call: after `ship`
+    return packed.groupBy(KEY).transformWithStateInPandas(processor, schema, "Append", "None")
 
 
 def _packed_json() -> dict[str, object]:
