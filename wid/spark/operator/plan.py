@@ -66,9 +66,8 @@ PROVIDER = "spark.sql.streaming.stateStore.providerClass"
 CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 REASON_COLUMN = "_wid_reason"
 _SHIPPED = (tables, layout, shard, time_engine, session_engine, engines, packing, output, processor, shard_call,
-            pane_merge,
-            wid.aggregates.vector, wid.semantics.watermark, wid.semantics.timeunits, extents, count_engine,
-            rolling_engine, landmark_engine)
+            pane_merge, wid.aggregates.vector, wid.semantics.watermark, wid.semantics.timeunits, extents,
+            count_engine, rolling_engine, landmark_engine)
 
 
 def operator_spec(window: Window, *, pipeline: str, shards: int, dead_letter_columns: tuple[str, ...] = (),
