@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -17,7 +19,8 @@ from wid.semantics.timeunits import event_time_us
 from wid.spark.operator.engines import make_engine
 from wid.spark.operator.packing import BATCH_MS, SHARD, read_summaries, split, summarize
 from wid.spark.operator.plan import operator_spec
-from wid.spark.operator.shard import MemoryStore, run_batch
+from wid.spark.operator.shard import MemoryStore, ShardOutput, Store, run_batch
+from wid.spark.operator.state_cache import CachedStore
 from wid.spark.operator.tables import ORIGINAL, PTIME, PUNCT, SRC, TS
 from wid.spark.operator.time_engine import END, FINAL, START
 from wid.spec.window import Window
@@ -37,11 +40,17 @@ def micro_batches(rows: list[Row], rng: random.Random, cuts: int, disorder_ms: i
 
 
 class LocalOperator:
-    """The operator's shards over in-memory stores."""
+    """The operator's shards over in-memory stores. With `hosts` (cache
+    directories), each shard's micro-batch runs on one of them at random,
+    through the host-local state cache (`wid.spark.operator.state_cache`),
+    and one in three first runs an attempt whose state is then rolled back,
+    as when a task fails before its commit."""
 
     def __init__(self, window: Window, schema: pa.Schema, shards: int = 3,
-                 is_punctuation: Callable[[Any], bool] = lambda _: False) -> None:
+                 is_punctuation: Callable[[Any], bool] = lambda _: False, hosts: Sequence[Path] = (),
+                 seed: int = 0) -> None:
         self.window, self.schema, self.is_punctuation = window, schema, is_punctuation
+        self.hosts, self.rng = list(hosts), random.Random(seed)
         self.spec = operator_spec(window, pipeline="test", shards=shards,
                                   dead_letter_columns=tuple(schema.names) if window.late_data == "dlq" else (),
                                   input_columns=tuple(schema.names))
@@ -84,8 +93,12 @@ class LocalOperator:
         sources, batch_ms = read_summaries([__import__("json").dumps(summarize(table, scoped))]) if table.num_rows \
             else ({}, batch.batch_ms)
         for store, part in zip(self.stores, split(table, len(self.stores)), strict=True):
-            shard = run_batch(self.spec, store, make_engine(self.spec, store), part.drop_columns([BATCH_MS]),
-                              sources, batch_ms)
+            part = part.drop_columns([BATCH_MS])
+            if self.hosts and self.rng.random() < 1 / 3:
+                kept = copy.deepcopy(store.__dict__)
+                self._shard(store, part, sources, batch_ms)
+                store.__dict__.update(kept)  # the failed attempt's state never commits
+            shard = self._shard(store, part, sources, batch_ms)
             out.emitted += self._emissions(shard.windows, shard.retractions)
             out.late += [LateRow(r[SRC], {c[len(ORIGINAL):]: v for c, v in r.items() if c.startswith(ORIGINAL)},
                                  r["_wid_reason"]) for r in (shard.late.to_pylist() if shard.late is not None else [])]
@@ -93,6 +106,14 @@ class LocalOperator:
             out.watermark_us = shard.stats["watermark_us"]
             held += shard.stats["state_groups"]
         self.held.append(held)
+        return out
+
+    def _shard(self, store: MemoryStore, part: pa.Table, sources: Any, batch_ms: int) -> ShardOutput:
+        cached = CachedStore(store, self.rng.choice(self.hosts)) if self.hosts else None
+        used: Store = cached or store
+        out = run_batch(self.spec, used, make_engine(self.spec, used), part, sources, batch_ms)
+        if cached is not None:
+            cached.finish()
         return out
 
     def _emissions(self, windows: pa.Table | None, retractions: pa.Table | None) -> list[Emission]:

@@ -1,4 +1,4 @@
-"""Group ids of the WID operator's tables against NumPy's own `unique`."""
+"""The WID operator's tables: group ids against NumPy's own `unique`, state blobs."""
 
 from __future__ import annotations
 
@@ -21,3 +21,15 @@ def test_codes_to_ids_equals_numpy_unique(codes: list[int], spread: int) -> None
     assert n == len(uniq)
     assert ids.tolist() == inverse.tolist()
     assert got_first.tolist() == first.tolist()
+
+
+def test_state_bytes_are_compressed_and_read_like_uncompressed_ones() -> None:
+    """State written before compression (`to_bytes`) still reads back."""
+    import pyarrow as pa
+
+    from wid.spark.operator.tables import from_bytes, state_bytes, to_bytes
+
+    table = pa.table({"k": np.repeat(np.arange(100, dtype=np.int32), 100), "n": np.ones(10_000, dtype=np.int64)})
+    small, plain = state_bytes(table), to_bytes(table)
+    assert len(small) < len(plain) / 2
+    assert from_bytes(small).equals(table) and from_bytes(plain).equals(table)

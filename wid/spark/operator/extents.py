@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from wid.aggregates.vector import VectorAgg
 from wid.spark.operator.shard import Store
-from wid.spark.operator.tables import SPAN, TS, concat, from_bytes, group_ids, ints, to_bytes
+from wid.spark.operator.tables import SPAN, TS, concat, from_bytes, group_ids, ints, state_bytes
 from wid.spark.operator.time_engine import field, fields_of
 from wid.spark.pane_merge import FieldOp, merge_fields
 from wid.spark.pane_merge import ranges as pane_ranges
@@ -232,7 +232,7 @@ class Tables:
 
     def save(self, name: str, table: pa.Table | None) -> None:
         if table is not None:
-            self.store.put(f"{self.prefix}_{name}", to_bytes(table))
+            self.store.put(f"{self.prefix}_{name}", state_bytes(table))
 
 
 ALL = "_wid_all"  # the one key of an engine whose window has no key columns

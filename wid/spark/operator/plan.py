@@ -44,6 +44,7 @@ from wid.spark.operator import (
     session_engine,
     shard,
     shard_call,
+    state_cache,
     tables,
     time_engine,
 )
@@ -62,11 +63,12 @@ from wid.spec.window import FINAL_COLUMN, Window
 US = 1000
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 SHARDS_CONF = "spark.wid.operator.shards"
+STATE_CACHE_CONF = "spark.wid.operator.stateCache"  # "true" (default) or "false": `wid.spark.operator.state_cache`
 PROVIDER = "spark.sql.streaming.stateStore.providerClass"
 CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 REASON_COLUMN = "_wid_reason"
 _SHIPPED = (tables, layout, shard, time_engine, session_engine, engines, packing, output, processor, shard_call,
-            pane_merge, wid.aggregates.vector, wid.semantics.watermark, wid.semantics.timeunits, extents,
+            state_cache, pane_merge, wid.aggregates.vector, wid.semantics.watermark, wid.semantics.timeunits, extents,
             count_engine, rolling_engine, landmark_engine)
 
 
@@ -240,7 +242,8 @@ def through_shards(rows: DataFrame, keys: list[str], call: ShardCall, schema: T.
     packed = rows.mapInArrow(functools.partial(pack, keys=shard_keys(spark, shards, partitions), scoped=scoped,
                                                constants=dict(constants or {})), T.StructType.fromJson(_packed_json()))
     arrow = to_arrow_schema(schema, timezone=spark.conf.get("spark.sql.session.timeZone") or "UTC")
-    processor = WidProcessor(call.emitting(arrow))  # pickles the call: after `ship`
+    cache_state = (spark.conf.get(STATE_CACHE_CONF, "true") or "true").lower() != "false"
+    processor = WidProcessor(call.emitting(arrow, cache_state))  # pickles the call: after `ship`
     return packed.groupBy(KEY).transformWithStateInPandas(processor, schema, "Append", "None")
 
 
@@ -250,7 +253,7 @@ def _packed_json() -> dict[str, object]:
     return from_arrow_schema(PACKED).jsonValue()
 
 
-__all__ = ["CHANGELOG", "OperatorPlan", "PROVIDER", "ROCKSDB", "SHARDS_CONF", "compile_operator", "operator_layout",
+__all__ = ["CHANGELOG", "OperatorPlan", "PROVIDER", "ROCKSDB", "SHARDS_CONF", "STATE_CACHE_CONF", "compile_operator", "operator_layout",
            "operator_spec", "shard_keys", "through_shards"]
 
 

@@ -27,7 +27,7 @@ import pyarrow as pa
 from wid.aggregates.vector import CapError
 from wid.spark.operator.layout import OperatorSpec
 from wid.spark.operator.shard import Closing, Store
-from wid.spark.operator.tables import NONE, TS, concat, from_bytes, group_ids, ints, to_bytes
+from wid.spark.operator.tables import NONE, TS, concat, from_bytes, group_ids, ints, state_bytes
 from wid.spark.operator.time_engine import (
     END,
     FINAL,
@@ -143,7 +143,7 @@ class SessionEngine:
             if cap is not None and self.table.num_rows > cap:
                 raise CapError(cap_message(self.spec, int(ints(self.table, START).min()),
                                            int(ints(self.table, END).max())))
-            self.store.put("sessions", to_bytes(self.table))
+            self.store.put("sessions", state_bytes(self.table))
 
     def held(self) -> tuple[int, int]:
         rows = 0 if self.table is None else self.table.num_rows

@@ -43,7 +43,7 @@ from wid.spark.operator.tables import (
     concat,
     from_bytes,
     group_ids,
-    to_bytes,
+    state_bytes,
     where,
 )
 
@@ -204,7 +204,7 @@ def run_batch(spec: OperatorSpec, store: Store, engine: Engine, rows: pa.Table,
     out.windows, out.retractions = engine.emit(before, after)
     engine.evict(after)
     if keyed is not None:
-        store.put("keyed", to_bytes(keyed))
+        store.put("keyed", state_bytes(keyed))
     meta.shards = spec.shards
     windows, groups = engine.held()
     n_late = int(late.sum())

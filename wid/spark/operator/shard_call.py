@@ -20,20 +20,25 @@ from wid.spark.operator.layout import OperatorSpec
 from wid.spark.operator.output import frames
 from wid.spark.operator.packing import DATA, SUMMARY, received
 from wid.spark.operator.shard import ShardOutput, Store, run_batch
+from wid.spark.operator.state_cache import CachedStore, cache_root
 
 
 class ShardCall:
     """Runs `wid.spark.operator.shard.run_batch` with the window's engine for
-    one shard and micro-batch; returns rows in `output` (`emitting`)."""
+    one shard and micro-batch; returns rows in `output` (`emitting`), and
+    keeps a host-local copy of the shard's state unless told not to
+    (`wid.spark.operator.state_cache`)."""
 
     def __init__(self, spec: OperatorSpec) -> None:
         self.spec = spec
         self.output = pa.schema([])
+        self.cache_state = True
 
-    def emitting(self, schema: pa.Schema) -> ShardCall:
-        """A copy that returns its rows in `schema` (the plan's output columns)."""
+    def emitting(self, schema: pa.Schema, cache_state: bool = True) -> ShardCall:
+        """A copy that returns its rows in `schema` (the plan's output
+        columns) and caches state on the host if `cache_state`."""
         bound = copy.copy(self)
-        bound.output = schema
+        bound.output, bound.cache_state = schema, cache_state
         return bound
 
     def handle(self, store: Store, packed: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
@@ -44,7 +49,12 @@ class ShardCall:
         for frame in packed:
             blobs.extend(frame[DATA])
             summaries.extend(frame[SUMMARY])
-        yield from frames(self.run(store, *received(blobs, summaries)), self.output)
+        root = cache_root() if self.cache_state else None
+        cached = None if root is None else CachedStore(store, root)
+        out = self.run(cached or store, *received(blobs, summaries))
+        if cached is not None:
+            cached.finish()
+        yield from frames(out, self.output)
 
     def run(self, store: Store, rows: pa.Table, sources: dict[str, SourceBatch], batch_ms: int) -> ShardOutput:
         """One shard's micro-batch: `run_batch` with the window's engine."""

@@ -83,10 +83,13 @@ def _dictionary_codes(col: pa.Array) -> tuple[np.ndarray, int]:
     return np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64), len(enc.dictionary) + 1
 
 
-def to_bytes(table: pa.Table) -> bytes:
-    """`table` as an Arrow IPC stream."""
+STATE_CODEC = "lz4"  # how `state_bytes` compresses (options are built per call: they do not pickle)
+
+
+def to_bytes(table: pa.Table, options: pa.ipc.IpcWriteOptions | None = None) -> bytes:
+    """`table` as an Arrow IPC stream (written with `options`)."""
     sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
+    with pa.ipc.new_stream(sink, table.schema, options=options) as writer:
         writer.write_table(table)
     return bytes(sink.getvalue().to_pybytes())
 
@@ -104,8 +107,19 @@ def to_chunks(table: pa.Table, rows: int = CHUNK_ROWS) -> list[bytes]:
     return [to_bytes(table.slice(start, rows)) for start in range(0, max(table.num_rows, 1), rows)]
 
 
+def state_bytes(table: pa.Table) -> bytes:
+    """`table` as the operator holds it in the state store: an Arrow IPC
+    stream with LZ4-compressed buffers (`STATE_CODEC`). PySpark's state API
+    moves values between Python and the JVM at about 60 MB/s (a 3.3 MB
+    rolling-bins blob: 45-70 ms to read, 33-40 ms to write, measured
+    2026-11-24), and LZ4 cuts such a blob to about two thirds for 2 ms to
+    write and 0.5 ms to read. `from_bytes` reads both forms, so state
+    written uncompressed restarts unchanged."""
+    return to_bytes(table, pa.ipc.IpcWriteOptions(compression=STATE_CODEC))
+
+
 def from_bytes(blob: bytes | pa.Buffer) -> pa.Table:
-    """The table of an Arrow IPC stream written by `to_bytes`."""
+    """The table of an Arrow IPC stream written by `to_bytes` or `state_bytes`."""
     return pa.ipc.open_stream(pa.py_buffer(blob)).read_all()
 
 
@@ -131,5 +145,5 @@ def ints(table: pa.Table, name: str) -> np.ndarray:
     return np.asarray((col.fill_null(0) if col.null_count else col).to_numpy(), dtype=np.int64)
 
 
-__all__ = ["CHUNK_ROWS", "FILE", "NONE", "ORIGINAL", "PANE", "PTIME", "PUNCT", "SRC", "TS", "concat", "from_bytes",
-           "codes_to_ids", "group_ids", "ints", "to_bytes", "to_chunks", "where"]
+__all__ = ["CHUNK_ROWS", "FILE", "NONE", "ORIGINAL", "PANE", "PTIME", "PUNCT", "SRC", "STATE_CODEC", "TS", "concat", "from_bytes",
+           "codes_to_ids", "group_ids", "ints", "state_bytes", "to_bytes", "to_chunks", "where"]

@@ -37,7 +37,16 @@ from wid.aggregates.vector import CapError
 from wid.semantics.timeunits import format_us
 from wid.spark.operator.layout import OperatorSpec
 from wid.spark.operator.shard import Closing, Store
-from wid.spark.operator.tables import NONE, PANE, TS, concat, from_bytes, group_ids, ints, to_bytes
+from wid.spark.operator.tables import (
+    NONE,
+    PANE,
+    TS,
+    concat,
+    from_bytes,
+    group_ids,
+    ints,
+    state_bytes,
+)
 from wid.spark.pane_merge import WID as MERGED_WID
 from wid.spark.pane_merge import FieldOp, MergeSpec, merge
 
@@ -200,7 +209,7 @@ class TimeEngine:
     def _flush(self) -> None:
         """Write the panes this micro-batch changed and kept."""
         for pane in sorted(self.dirty):
-            self.store.put_pane(pane, to_bytes(self.cache[pane]))
+            self.store.put_pane(pane, state_bytes(self.cache[pane]))
         self.stored |= self.dirty
         self.dirty.clear()
 
