@@ -126,3 +126,17 @@ def test_moments_of_a_constant_window_are_exactly_zero() -> None:
            for r in b.to_pylist()}
     assert got[-1] == 0.0 and got[0] == 0.0 and got[3] == 0.0
     assert got[1] > 0 and got[2] > 0
+
+
+def test_min_and_max_return_the_value_itself_signed_zero_included() -> None:
+    """Numbers merge by their order keys, where -0.0 and 0.0 are one key;
+    the result must still be the pane's own value, as Spark's min and max
+    return it (and integers of every width keep their type)."""
+    col = pa.chunked_array([pa.array([-0.0, 1.0, None, -2.5], pa.float64())])
+    i0, i1 = pa.array([0, 0, 2]).to_numpy(), pa.array([1, 2, 3]).to_numpy()
+    low = pm._extreme(col, i0, i1, "min").to_pylist()
+    assert [math.copysign(1, v) if v == 0 else v for v in low[:2]] == [-1, -1] and low[2] is None
+    assert pm._extreme(col, pa.array([0, 1]).to_numpy(), pa.array([4, 4]).to_numpy(), "max").to_pylist() == [1.0, 1.0]
+    ints = pa.chunked_array([pa.array([5, -7, None, 3], pa.int32())])
+    got = pm._extreme(ints, pa.array([0, 2]).to_numpy(), pa.array([4, 3]).to_numpy(), "min")
+    assert got.type == pa.int32() and got.to_pylist() == [-7, None]
