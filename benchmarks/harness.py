@@ -163,6 +163,37 @@ def available_now(stream: DataFrame, handle: Callable[[DataFrame, int], None], c
             stream.sparkSession.conf.unset(key)
 
 
+def tws_floor(stream: DataFrame, key: str, groups: int, checkpoint: str) -> float:
+    """Seconds of Spark's own floor for a Python stateful operator over
+    `stream`: an available-now run of ``transformWithStateInPandas`` keyed
+    by ``pmod(key, groups)`` (the WID operator's shape: a few shard keys)
+    with a processor that only reads its rows and returns one row per
+    group, on the RocksDB state store the WID operator uses. Whatever a
+    stream on the WID operator costs beyond this is wid's."""
+    import pandas as pd
+    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+
+    from wid.spark.operator.plan import operator_layout
+
+    class Idle(StatefulProcessor):  # defined here: pickled by value to the executors
+        def init(self, handle: Any) -> None:
+            self.state = handle.getMapState("values", "name STRING", "blob BINARY")
+
+        def handleInputRows(self, group: Any, rows: Any, timerValues: Any) -> Any:
+            for _ in rows:
+                pass
+            yield pd.DataFrame({"g": [group[0]]})
+
+        def close(self) -> None:
+            pass
+
+    operator_layout(stream.sparkSession)
+    grouped = stream.withColumn("g", F.pmod(F.col(key), F.lit(groups)).cast("long")).groupBy("g")
+    idle = grouped.transformWithStateInPandas(Idle(), "g long", "Append", "None")
+    seconds, _ = available_now(idle, lambda df, _: run_noop(df), checkpoint)
+    return seconds
+
+
 def stream_parser(doc: str | None, rows: int, files: int) -> argparse.ArgumentParser:
     """The arguments every streaming benchmark takes: --rows, --keys,
     --files (landed Parquet files) and --per-trigger (files per micro-batch)."""
