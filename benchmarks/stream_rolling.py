@@ -10,12 +10,20 @@ microseconds), `keys` integer keys, a double `v`. Query: per key, for
 every row, count, sum, min, max and avg of `v` over the hour before it,
 ``(t - 1 h, t]``:
 
-- wid batch: ``wid.aggregate`` of a ``rolling`` window (sorted prefix sums);
+- wid batch: ``wid.aggregate`` of a ``rolling`` window (sorted prefix
+  sums), over the generated rows cached in memory, and again over the
+  landing files the streams read;
 - Spark: ``... OVER (PARTITION BY k ORDER BY ts_us RANGE BETWEEN
-  3599999999 PRECEDING AND CURRENT ROW)``;
+  3599999999 PRECEDING AND CURRENT ROW)``, over the cached rows;
 - wid streaming: the same window on a stream of `files` Parquet files in
   event-time order, `per-trigger` per micro-batch, lateness 0, a final
   punctuation closing the last rows; outputs to Spark's ``noop`` sink.
+
+The streaming throughput target is judged against wid batch over the same
+landing files: the same job on the same input, read and decoded in both.
+(Until 2026-11-24 it was judged against the batch over the cached rows,
+which charged the streams for reading Parquet files that batch never
+read.)
 
 All three must give the same rows (count and checksums of every
 aggregate) before timings are reported. Batch timings: median of
@@ -149,6 +157,10 @@ def main() -> None:
     assert same(got, want), (got, want)
 
     land(spark, df, args.files, work / "land")
+    landed = spark.read.option("recursiveFileLookup", "true").parquet(str(work / "land")).where(
+        F.col("punct").isNull()).drop("punct")
+    assert same(checksum(wid.aggregate(landed, window())), want)
+    from_files = timed(lambda: wid.aggregate(landed, window()), args.repeats)
     sizes = [args.per_trigger, *[int(x) for x in args.also_per_trigger.split(",") if x]]
     streams, checked, floors = {}, {}, {}
     for per in sizes:  # a checked run (untimed; the first warms the JIT and the workers), then timed ones
@@ -161,23 +173,27 @@ def main() -> None:
     per_key_hour = args.rows / args.keys / 24
     results = {
         "wid_batch_s": ours["median_s"], "spark_window_s": theirs["median_s"], "wid_stream_s": streamed["seconds"],
+        "wid_batch_from_files_s": from_files["median_s"],
         "batch_ratio": theirs["median_s"] / ours["median_s"],
-        "stream_vs_batch": ours["median_s"] / streamed["seconds"],
+        "stream_vs_batch": from_files["median_s"] / streamed["seconds"],
         "stream_s_by_files_per_trigger": {per: r["seconds"] for per, r in streams.items()},
         "tws_floor_s_by_files_per_trigger": floors,
         "peak_state_rows_per_key": checked[args.per_trigger]["peak_state_rows"] / args.keys, "rows_per_key_per_hour": per_key_hour,
-        "runs": {"wid_batch": ours["runs_s"], "spark_window": theirs["runs_s"]}}
+        "runs": {"wid_batch": ours["runs_s"], "spark_window": theirs["runs_s"],
+                 "wid_batch_from_files": from_files["runs_s"]}}
     print(f"  wid batch (prefix sums)     {ours['median_s']:8.2f} s  {args.rows / ours['median_s']:12,.0f} rows/s")
     print(f"  Spark window function       {theirs['median_s']:8.2f} s  {args.rows / theirs['median_s']:12,.0f} rows/s")
+    print(f"  wid batch over the landing files {from_files['median_s']:8.2f} s  "
+          f"{args.rows / from_files['median_s']:12,.0f} rows/s  (the streams' input)")
     for per, r in streams.items():
         batches = -(-args.files // per) + 1  # and the punctuation's file
         print(f"  wid streaming, {per:2d} files a micro-batch ({batches} batches) {r['seconds']:8.2f} s  "
-              f"{args.rows / r['seconds']:12,.0f} rows/s  ({ours['median_s'] / r['seconds']:.2f}x wid batch; "
-              f"target >= 0.5)")
+              f"{args.rows / r['seconds']:12,.0f} rows/s  ({from_files['median_s'] / r['seconds']:.2f}x wid batch "
+              f"over the same files; target >= 0.5)")
         print(f"      Spark's floor over the same {batches} micro-batches (read whole, 1 row in 1,000 through a "
               f"do-nothing transformWithStateInPandas) {floors[per]:6.2f} s")
     print(f"  wid batch / Spark window function: {results['batch_ratio']:.2f}x faster (target >= 1.0)")
-    print(f"  wid streaming / wid batch throughput at {args.per_trigger} files a micro-batch: "
+    print(f"  wid streaming / wid batch over the same files, at {args.per_trigger} files a micro-batch: "
           f"{results['stream_vs_batch']:.2f}x (target >= 0.5)")
     print(f"  peak operator state per key: {results['peak_state_rows_per_key']:.0f} rows (bins + rows awaiting "
           f"output); one hour holds about {per_key_hour:.0f} rows per key, each at its own microsecond")
