@@ -25,7 +25,7 @@ from tests.spark.operator.test_extent_engines import specs as extent_specs
 from tests.spark.operator.test_extent_engines import streams as extent_streams
 from wid.semantics.stream_oracle import BatchResult, MicroBatch, run_stream
 from wid.spark.operator.shard import MemoryStore
-from wid.spark.operator.state_cache import TOKEN, CachedStore
+from wid.spark.operator.state_cache import TOKEN, CachedStore, uncached
 from wid.spec.window import Window
 
 
@@ -87,6 +87,13 @@ def test_a_rolled_back_attempt_leaves_no_file_to_trust(tmp_path: Path) -> None:
     store.asked.clear()
     assert CachedStore(store, tmp_path).get("x") == b"committed"
     assert store.asked == [TOKEN, "x"]
+
+
+def test_a_micro_batch_without_the_copy_makes_the_file_stale(tmp_path: Path) -> None:
+    store = Counting()
+    batch(store, tmp_path, {"x": b"old"}, {})
+    uncached(store).put("x", b"new")  # the query restarted with spark.wid.operator.stateCache = false
+    assert CachedStore(store, tmp_path).get("x") == b"new"
 
 
 def test_an_unwritable_cache_still_changes_the_token(tmp_path: Path) -> None:

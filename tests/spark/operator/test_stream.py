@@ -17,6 +17,7 @@ import wid
 from tests.spark.operator.spark_run import ddl, run_on_spark
 from tests.transcript import HERE, load, schema_of
 from wid.spark.operator.output import KIND, STATS
+from wid.spark.operator.plan import STATE_CACHE_CONF
 
 ON_SPARK = ["hopping_generous_reopen", "hopping_consistent_dlq", "keyed_punctuation", "global_punctuation",
             "tumbling_on_update", "session_on_update", "session_reopen", "count_partitioned_dlq",
@@ -28,6 +29,17 @@ ON_SPARK = ["hopping_generous_reopen", "hopping_consistent_dlq", "keyed_punctuat
 def test_spark_replays_the_transcript(spark: Any, tmp_path: Path, name: str) -> None:
     transcript = load(HERE / f"{name}.toml")
     got = run_on_spark(spark, tmp_path, transcript.batches, transcript.window, schema_of(transcript))
+    transcript.check(got)
+
+
+@pytest.mark.parametrize("name", ["hopping_generous_reopen", "rolling_reopen_on_update"])
+def test_spark_replays_the_transcript_without_the_host_local_state(spark: Any, tmp_path: Path, name: str) -> None:
+    transcript = load(HERE / f"{name}.toml")
+    spark.conf.set(STATE_CACHE_CONF, "false")
+    try:
+        got = run_on_spark(spark, tmp_path, transcript.batches, transcript.window, schema_of(transcript))
+    finally:
+        spark.conf.unset(STATE_CACHE_CONF)
     transcript.check(got)
 
 

@@ -20,7 +20,7 @@ from wid.spark.operator.layout import OperatorSpec
 from wid.spark.operator.output import frames
 from wid.spark.operator.packing import DATA, SUMMARY, received
 from wid.spark.operator.shard import ShardOutput, Store, run_batch
-from wid.spark.operator.state_cache import CachedStore, cache_root
+from wid.spark.operator.state_cache import CachedStore, cache_root, uncached
 
 
 class ShardCall:
@@ -51,7 +51,7 @@ class ShardCall:
             summaries.extend(frame[SUMMARY])
         root = cache_root() if self.cache_state else None
         cached = None if root is None else CachedStore(store, root)
-        out = self.run(cached or store, *received(blobs, summaries))
+        out = self.run(cached or uncached(store), *received(blobs, summaries))
         if cached is not None:
             cached.finish()
         yield from frames(out, self.output)

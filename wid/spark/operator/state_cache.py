@@ -51,6 +51,15 @@ def cache_root() -> Path | None:
     return Path(root) / CACHE_DIR if root else None
 
 
+def uncached(store: Store) -> Store:
+    """`store` for a micro-batch that keeps no host-local copy: its token
+    is deleted first, so that no file written before (this query, run
+    earlier in the same application with the copy on) can stand for the
+    state this micro-batch changes."""
+    store.delete(TOKEN)
+    return store
+
+
 class CachedStore:
     """A `wid.spark.operator.shard.Store` over `inner` (the state store)
     that reads what the previous micro-batch left from the host-local file
@@ -121,4 +130,4 @@ class CachedStore:
                 (self.root / self.old).unlink(missing_ok=True)
 
 
-__all__ = ["CACHE_DIR", "TOKEN", "CachedStore", "cache_root"]
+__all__ = ["CACHE_DIR", "TOKEN", "CachedStore", "cache_root", "uncached"]
