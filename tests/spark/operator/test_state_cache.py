@@ -127,3 +127,35 @@ def test_count_rolling_and_landmark_shards_through_the_cache_equal_the_oracle(
     batches = full(batches)
     got = run_with_cache(window, EXTENT_SCHEMA, batches, shards, seed, is_punctuation)
     assert_extents_same(window, got, run_stream(batches, window, is_punctuation))
+
+
+def test_a_shard_call_with_the_copy_off_then_on_again_reads_the_changed_state(tmp_path: Path,
+                                                                              monkeypatch: Any) -> None:
+    """On, off, on in one application (the cache directory survives a query
+    restart): the third micro-batch must see the second's sum, not the file
+    the first left."""
+    import pandas as pd
+
+    from tests.spark.operator.harness import LocalOperator
+    from wid import Aggregation
+    from wid.semantics.stream_oracle import BatchResult
+    from wid.spark.operator import shard_call
+    from wid.spark.operator.output import KIND, STATS
+    from wid.spark.operator.packing import pack
+    from wid.spark.operator.time_engine import END, FINAL, START
+
+    window = Window(kind="tumbling", duration_ms=10, event_time_column="ts", event_time_unit="ms", group_by=["k"],
+                    aggregations=[Aggregation("sum", "v", as_="s")])
+    local = LocalOperator(window, SCHEMA, shards=1)
+    output = pa.schema([(KIND, pa.string()), (START, pa.int64()), (END, pa.int64()), (FINAL, pa.bool_()),
+                        ("k", pa.string()), ("s", pa.float64()), (STATS, pa.string())])
+    monkeypatch.setattr(shard_call, "cache_root", lambda: tmp_path)
+    store = MemoryStore()
+    sums = []
+    for i, (ts, cache) in enumerate([(1, True), (2, False), (25, True)]):
+        rows = local._table(MicroBatch([("a", {"k": "a", "ts": ts, "v": float(ts), "w": 0})], i), BatchResult())
+        packed = [b.to_pandas() for b in pack(iter(rows.to_batches()), keys=[0], scoped=False)]
+        call = shard_call.ShardCall(local.spec).emitting(output, cache)
+        out = pd.concat(list(call.handle(store, iter(packed))))
+        sums += list(out.loc[out[KIND] == "w", "s"])
+    assert sums == [3.0]

@@ -21,9 +21,13 @@ restarts read); this cache only saves the trip back:
   restart from an older checkpoint or a shard moved to another host finds
   another token or no file, and reads the state store as before.
 
-The files live in the Spark application's work directory on the executor
-(`SparkFiles`), which Spark deletes at exit; each new file replaces the
-shard's previous one. Runs on executors: pyarrow and the standard library.
+The files live in the Spark application's directory on the executor
+(`SparkFiles`), which goes with the application (at exit in local mode
+and on YARN; on a standalone worker, by ``spark.worker.cleanup``). Each
+new file replaces the shard's previous one on the same host; files a shard
+left on hosts it no longer runs on, or that a failed attempt wrote, stay
+until then: at most the state's size once per host a shard ran on.
+Runs on executors: pyarrow and the standard library.
 """
 
 from __future__ import annotations
