@@ -91,8 +91,11 @@ def make_stream(root: Path, files: int, rows_per_file: int, rng: random.Random, 
     logs the file it picks before the query logs its batch, and after a kill
     between the two, the next batch takes that file and a new one. So late
     rows are two minutes behind, late whichever way the files (28 s each)
-    are grouped; under ``reopen`` others are 20 s behind, reopening their
-    windows or arriving in time, which ends in the same window either way."""
+    are grouped, and none is in the first two files: grouped into the first
+    micro-batch, they have no watermark before them to be late against
+    (a rolling run killed there emitted three rows its reference dropped);
+    under ``reopen`` others are 20 s behind, reopening their windows or
+    arriving in time, which ends in the same window either way."""
     land = root / "land"
     land.mkdir(parents=True)
     (root / "pipeline.toml").write_text(pipeline_toml(extent))
@@ -103,7 +106,7 @@ def make_stream(root: Path, files: int, rows_per_file: int, rng: random.Random, 
         for i in range(rows_per_file):
             ts = t0 + (f * rows_per_file + i) * 700 + rng.randrange(-3_000, 1)
             draw = rng.random()
-            if draw < 0.03:
+            if draw < 0.03 and f >= 2:
                 ts -= 120_000  # late beyond lateness (and beyond allowed_lateness_ms)
             elif reopen and draw < 0.06:
                 ts -= 20_000  # behind the watermark, within allowed_lateness_ms
