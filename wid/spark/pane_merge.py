@@ -239,17 +239,15 @@ def ranks(col: pa.ChunkedArray, op: str) -> np.ndarray:
     values (first/last) order by their fields. Numbers rank by value in
     O(n); other types by a sort."""
     arr = col.combine_chunks()
+    keys = _number_keys(arr, op)
+    if keys is not None:
+        return keys
     nulls = arr.is_null().to_numpy(zero_copy_only=False)
     worst = worst_rank(op)
-    if pa.types.is_floating(arr.type) or pa.types.is_integer(arr.type):
-        raw = arr.fill_null(0).to_numpy()
-        keys = float_keys(raw.astype(np.float64)) if pa.types.is_floating(arr.type) else raw.astype(np.int64)
-        if not (keys == worst).any():  # the sentinel must not be a real value
-            return np.where(nulls, worst, keys)
     if pa.types.is_struct(arr.type):
         flat = pa.table({f.name: arr.field(i) for i, f in enumerate(arr.type)})
-        keys = [(f.name, "ascending", "at_start") for f in arr.type]  # Spark: NULL fields first
-        order = pc.sort_indices(flat, sort_keys=keys).to_numpy()
+        by = [(f.name, "ascending", "at_start") for f in arr.type]  # Spark: NULL fields first
+        order = pc.sort_indices(flat, sort_keys=by).to_numpy()
         rank = np.empty(len(arr), dtype=np.int64)
         rank[order] = np.arange(len(arr))
     else:
@@ -306,7 +304,7 @@ def _extreme(col: pa.ChunkedArray, i0: np.ndarray, i1: np.ndarray, op: str) -> p
     where the order keys say exactly which value won (no -0.0, whose key is
     0.0's); other values by rank and index (`_arg_best`)."""
     arr = col.combine_chunks()
-    keys = _number_keys(arr, op)
+    keys = _number_keys(arr, op, exact=True)
     if keys is None:
         return arr.take(pa.array(_arg_best(ranks(col, op), i0, i1, op)))
     best = _best(keys, i0, i1, op)
@@ -314,21 +312,22 @@ def _extreme(col: pa.ChunkedArray, i0: np.ndarray, i1: np.ndarray, op: str) -> p
     return pa.array(values, mask=best == worst_rank(op)).cast(arr.type)
 
 
-def _number_keys(arr: pa.Array, op: str) -> np.ndarray | None:
+def _number_keys(arr: pa.Array, op: str, exact: bool = False) -> np.ndarray | None:
     """Order keys of an integer or float column (NULL: `worst_rank`), or
-    None when a key cannot stand for its value: -0.0 (ordered as 0.0) or a
-    value equal to the NULL sentinel."""
+    None when it is neither or a value equals the NULL sentinel; with
+    `exact`, also when a key cannot stand for its value: -0.0 (ordered as
+    0.0)."""
     if not (pa.types.is_floating(arr.type) or pa.types.is_integer(arr.type)):
         return None
     raw = arr.fill_null(0).to_numpy()
     if pa.types.is_floating(arr.type):
-        if np.any((raw == 0) & np.signbit(raw)):
+        if exact and np.any((raw == 0) & np.signbit(raw)):
             return None
         keys = float_keys(raw.astype(np.float64))
     else:
         keys = raw.astype(np.int64)
     worst = worst_rank(op)
-    if (keys == worst).any():
+    if (keys == worst).any():  # the sentinel must not be a real value
         return None
     return np.where(arr.is_null().to_numpy(zero_copy_only=False), worst, keys)
 
