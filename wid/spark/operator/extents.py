@@ -137,15 +137,15 @@ def merge_rows(aggs: Sequence[VectorAgg], table: pa.Table, keys: Sequence[str],
         return _merged(aggs, table, keys, extra, ids, n, first)
     if alone.all():
         shape = _merged(aggs, table.slice(0, 1), keys, extra, np.zeros(1, np.int64), 1, np.zeros(1, np.int64))
-        return _cast_like(table.take(pa.array(first)), shape.schema)
+        return cast_like(table.take(pa.array(first)), shape.schema)
     groups, local_first, local = np.unique(ids[~alone], return_index=True, return_inverse=True)
     merged = _merged(aggs, table.filter(pa.array(~alone)), keys, extra, local.astype(np.int64), len(groups),
                      local_first)
-    both = concat([_cast_like(table.filter(pa.array(alone)), merged.schema), merged])
+    both = concat([cast_like(table.filter(pa.array(alone)), merged.schema), merged])
     return both.take(pa.array(np.argsort(np.concatenate([ids[alone], groups]))))
 
 
-def _cast_like(table: pa.Table, schema: pa.Schema) -> pa.Table:
+def cast_like(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """`table`'s columns named in `schema`, cast to its types."""
     return pa.table({f.name: pc.cast(table.column(f.name), f.type) for f in schema}, schema=schema)
 
@@ -256,5 +256,5 @@ def append(held: pa.Table | None, new: pa.Table) -> pa.Table:
     return new if held is None else concat([held, new])
 
 
-__all__ = ["ALL", "BEFORE", "COUNT", "FAR", "Tables", "append", "key_columns", "with_keys", "field_ops", "joint_ids", "merge_over", "merge_rows", "ranges", "rank_after",
+__all__ = ["ALL", "BEFORE", "COUNT", "FAR", "Tables", "append", "cast_like", "key_columns", "with_keys", "field_ops", "joint_ids", "merge_over", "merge_rows", "ranges", "rank_after",
            "row_partials", "sql_order"]
