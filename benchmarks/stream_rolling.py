@@ -31,13 +31,14 @@ aggregate) before timings are reported. Batch timings: median of
 its rows to Spark's ``noop`` sink. Streaming, per micro-batch size
 (`per-trigger`, then each of `also-per-trigger`): one checked run (each
 micro-batch's rows cached, checksummed and their state read; untimed, and
-the first also warms the JIT and the Python workers), then one timed
-available-now run that writes each micro-batch's rows to ``noop``, as the
-batch timing does. (Until 2026-11-23 the timed run was the checked one: the
+the first also warms the JIT and the Python workers), then the median of
+`repeats` timed available-now runs that write each micro-batch's rows to
+``noop``, as the batch timing does. (Until 2026-11-24 one timed run: its
+time at one size moved by 0.7 s between two runs of the benchmark.) (Until 2026-11-23 the timed run was the checked one: the
 cache and the checksum cost 2-3 s of a 14 s stream that the batch timing
 did not pay. A warm-up on a small stream left the JIT compiling the
 operator's plan during the timed run: 22.7 s against 17.2 s once warm.)
-Alongside each stream, Spark's own floor over the same micro-batches
+Alongside each stream, Spark's own floor over the same micro-batches (median of `repeats`)
 (`benchmarks.harness.tws_floor`: each read whole, one row in a thousand
 through a do-nothing ``transformWithStateInPandas`` keyed by ``pmod(k,
 partitions)``): the part of the stream's time that is not work on its
@@ -54,6 +55,7 @@ from __future__ import annotations
 
 import math
 import shutil
+import statistics
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -166,8 +168,11 @@ def main() -> None:
     for per in sizes:  # a checked run (untimed; the first warms the JIT and the workers), then timed ones
         checked[per] = run_stream(spark, work / "land", per, str(work / f"ck-{per}-checked"), check=True)
         assert same(checked[per]["checksum"], want), (per, checked[per]["checksum"], want)
-        streams[per] = run_stream(spark, work / "land", per, str(work / f"ck-{per}"), check=False)
-        floors[per] = tws_floor(source(spark, work / "land", per), "k", args.partitions, str(work / f"floor-{per}"))
+        runs = [run_stream(spark, work / "land", per, str(work / f"ck-{per}-{i}"), check=False)["seconds"]
+                for i in range(args.repeats)]
+        streams[per] = {"seconds": statistics.median(runs), "runs_s": runs}
+        floors[per] = statistics.median(tws_floor(source(spark, work / "land", per), "k", args.partitions,
+                                                  str(work / f"floor-{per}-{i}")) for i in range(args.repeats))
     streamed = streams[args.per_trigger]
 
     per_key_hour = args.rows / args.keys / 24
@@ -177,6 +182,7 @@ def main() -> None:
         "batch_ratio": theirs["median_s"] / ours["median_s"],
         "stream_vs_batch": from_files["median_s"] / streamed["seconds"],
         "stream_s_by_files_per_trigger": {per: r["seconds"] for per, r in streams.items()},
+        "stream_runs_s_by_files_per_trigger": {per: r["runs_s"] for per, r in streams.items()},
         "tws_floor_s_by_files_per_trigger": floors,
         "peak_state_rows_per_key": checked[args.per_trigger]["peak_state_rows"] / args.keys, "rows_per_key_per_hour": per_key_hour,
         "runs": {"wid_batch": ours["runs_s"], "spark_window": theirs["runs_s"],
