@@ -28,10 +28,13 @@ from wid.spark.session import spark_session
 DAY_US = 86_400_000_000
 
 
-def session(master: str = "local[2]", shuffle_partitions: int = 4) -> Any:
-    """The benchmark session (driver memory is set before the JVM starts)."""
-    return spark_session(master=master, app_name="wid-bench", conf={
-        "spark.sql.shuffle.partitions": shuffle_partitions, "spark.driver.memory": "8g"})
+def session(master: str = "local[2]", shuffle_partitions: int | None = 4) -> Any:
+    """The benchmark session (driver memory is set before the JVM starts);
+    `shuffle_partitions` None leaves wid's default (one per local core)."""
+    conf: dict[str, Any] = {"spark.driver.memory": "8g"}
+    if shuffle_partitions is not None:
+        conf["spark.sql.shuffle.partitions"] = shuffle_partitions
+    return spark_session(master=master, app_name="wid-bench", conf=conf)
 
 
 def events(spark: Any, rows: int, keys: int, seed: int = 1) -> DataFrame:
@@ -198,12 +201,18 @@ def tws_floor(stream: DataFrame, key: str, groups: int, checkpoint: str) -> floa
     return seconds
 
 
-def stream_parser(doc: str | None, rows: int, files: int) -> argparse.ArgumentParser:
+def stream_parser(doc: str | None, rows: int, files: int, partitions: int | None = 4) -> argparse.ArgumentParser:
     """The arguments every streaming benchmark takes: --rows, --keys,
-    --files (landed Parquet files) and --per-trigger (files per micro-batch)."""
+    --files (landed Parquet files), --per-trigger (files per micro-batch)
+    and --partitions (``spark.sql.shuffle.partitions``, and so the WID
+    operator's shards; default `partitions`, None for wid's default: one per
+    local core)."""
     parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     parser.add_argument("--rows", type=int, default=rows)
     parser.add_argument("--keys", type=int, default=1000)
     parser.add_argument("--files", type=int, default=files)
     parser.add_argument("--per-trigger", type=int, default=2)
+    parser.add_argument("--partitions", type=int, default=partitions,
+                        help="spark.sql.shuffle.partitions (and the WID operator's shards); "
+                             f"default {partitions or 'wid’s: one per local core'}")
     return parser

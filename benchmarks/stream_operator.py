@@ -90,7 +90,7 @@ def main() -> None:
     parser = stream_parser(__doc__, rows=5_000_000, files=8)
     parser.add_argument("--kinds", default="tumbling,hopping")
     args = parser.parse_args()
-    spark = session()
+    spark = session(shuffle_partitions=args.partitions)
     work = Path(tempfile.mkdtemp(prefix="wid-operator-bench-"))
     stream(spark, args.rows, args.keys, args.files, work / "land")
     schema = spark.read.parquet(str(work / "land")).schema

@@ -1,7 +1,7 @@
 """Streaming windows: wid's native streaming path against hand-written Spark
 Structured Streaming queries computing the same results, side by side.
 
-    python -m benchmarks.stream_windows [--rows 5000000] [--keys 1000] [--files 8] [--per-trigger 2] [--repeats 1]
+    python -m benchmarks.stream_windows [--rows 5000000] [--keys 1000] [--files 8] [--per-trigger 2] [--repeats 1] [--partitions N]
 
 Data: `rows` events, `keys` keys, uniform event times over one day, written
 once as `files` Parquet files sorted by time into a landing directory, read
@@ -11,6 +11,10 @@ window), each written by ``foreachBatch`` to Spark's ``noop`` sink:
 
 - wid tumbling 1 min              vs  withWatermark + groupBy(k, window(ts, 1 min))
 - wid hopping 60 min / 1 min      vs  withWatermark + groupBy(k, window(ts, 60 min, 1 min))
+
+Every query runs at `partitions` shuffle partitions (and so the WID
+operator's shards): by default wid's, one per core (until 2026-11-24 the
+benchmark session's 4).
 
 wid runs each query twice: on its default (native) path, and on the WID
 operator (``spark.wid.streaming.path = operator``).
@@ -103,11 +107,12 @@ def timed(output: DataFrame, mode: str, checkpoint: str) -> float:
 
 
 def main() -> None:
-    parser = stream_parser(__doc__, rows=5_000_000, files=8)
+    parser = stream_parser(__doc__, rows=5_000_000, files=8, partitions=None)
     parser.add_argument("--kinds", default="tumbling,hopping")
     parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args()
-    spark = session()
+    spark = session(shuffle_partitions=args.partitions)
+    args.partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
     work = Path(tempfile.mkdtemp(prefix="wid-stream-bench-"))
     land = work / "land"
     # each file holds one time range, in order: the stream arrives in event-time order
@@ -141,8 +146,8 @@ def main() -> None:
             ratio = results[ours]["rows_per_s"] / results[f"spark_{kind}"]["rows_per_s"]
             results[f"ratio_{kind}" if ours == f"wid_{kind}" else f"ratio_operator_{kind}"] = ratio
             print(f"  wid ({path}) / hand-written throughput, {kind}: {ratio:.2f}x (target {target})", flush=True)
-    print(f"machine: {machine()}; {args.rows:,} rows, {args.keys:,} keys, local[2], "
-          f"{args.files} files, {args.per_trigger} per trigger")
+    print(f"machine: {machine()}; {args.rows:,} rows, {args.keys:,} keys, local[2], {args.partitions} shuffle "
+          f"partitions, {args.files} files, {args.per_trigger} per trigger")
     save(f"stream_windows_{args.keys}", {**vars(args), "results": results})
     shutil.rmtree(work, ignore_errors=True)
 

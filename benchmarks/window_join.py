@@ -163,7 +163,7 @@ def wid_join() -> WindowJoin:
 
 def stream_main(args: argparse.Namespace) -> None:
     """The streaming benchmark (see the module docstring)."""
-    spark = session()
+    spark = session(shuffle_partitions=args.partitions)
     work = Path(tempfile.mkdtemp(prefix="wid-join-bench-"))
     left_pd, right_pd = tables(args.rows, args.keys, args.span_s)
     left, right = cached(spark, left_pd), cached(spark, right_pd)
@@ -197,7 +197,7 @@ def main() -> None:
     if args.stream:
         stream_main(args)
         return
-    spark = session()
+    spark = session(shuffle_partitions=args.partitions)
     left_pd, right_pd = tables(args.rows, args.keys, args.span_s)
     left, right = cached(spark, left_pd), cached(spark, right_pd)
     left.createOrReplaceTempView("lt")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wid.spark.session import ARROW_MAX_BYTES, local_cores
+from wid.spark.session import ARROW_MAX_BYTES, local_cores, session_conf
 
 
 def test_wid_sessions_turn_off_the_per_row_arrow_byte_check(spark: Any) -> None:
@@ -16,3 +16,9 @@ def test_wid_sessions_turn_off_the_per_row_arrow_byte_check(spark: Any) -> None:
 
 def test_local_cores_reads_the_master() -> None:
     assert local_cores("local[3]") == 3 and local_cores("local") == 1 and local_cores("spark://h:7077") is None
+
+
+def test_local_sessions_default_to_one_shuffle_partition_per_core() -> None:
+    assert session_conf("local[3]", {})["spark.sql.shuffle.partitions"] == "3"
+    assert session_conf("local[3]", {"spark.sql.shuffle.partitions": 8})["spark.sql.shuffle.partitions"] == 8
+    assert "spark.sql.shuffle.partitions" not in session_conf("spark://h:7077", {})
