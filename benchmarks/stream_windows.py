@@ -29,8 +29,12 @@ theirs; the medians are compared (one run of a streaming query varies by
 up to 30 % here). Throughput is rows / wall-clock seconds from start to
 the end of the available-now run.
 
-The two queries that run in the JVM alone (wid's native path and the
-hand-written query) alternate their timed runs, after both checked runs:
+Within each group below, a first round of runs after the checked ones is
+not counted: in four of six series of three tumbling runs (one 5M-row
+micro-batch, measured 2026-11-24) the first timed run was its query's
+slowest, by up to 2.4 s. The two queries that run in the JVM alone (wid's native path
+and the hand-written query) alternate their timed runs, after both
+checked runs:
 the JIT goes on warming through the whole process, and run one after the
 other, the second query's runs came out faster. (Until 2026-11-24 they ran
 in turn: the native tumbling query, first in the process, read 0.82-0.86x
@@ -143,9 +147,12 @@ def main() -> None:
                                  "runs": []}
                 print(f"  {name:22s} checked: emitted {results[name]['emitted']}", flush=True)
                 assert results[name]["emitted"] == results[next(iter(queries))]["emitted"], results
-            for i in range(args.repeats):
+            for i in range(-1, args.repeats):  # round -1: untimed, the JIT still warming
                 for name in group:
                     seconds = timed(queries[name](), "append", str(work / f"ck-{name}-{i}"))
+                    if i < 0:
+                        print(f"  {name:22s} {seconds:8.2f} s  (warm-up round, not counted)", flush=True)
+                        continue
                     runs = [*results[name]["runs"], seconds]
                     median = statistics.median(runs)
                     results[name].update(seconds=median, runs=runs, rows_per_s=args.rows / median)
