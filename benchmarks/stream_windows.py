@@ -30,9 +30,9 @@ up to 30 % here). Throughput is rows / wall-clock seconds from start to
 the end of the available-now run.
 
 Within each group below, a first round of runs after the checked ones is
-not counted: in four of six series of three tumbling runs (one 5M-row
-micro-batch, measured 2026-11-24) the first timed run was its query's
-slowest, by up to 2.4 s. The two queries that run in the JVM alone (wid's native path
+not counted: in seven of ten series of three timed tumbling runs of wid's
+native path or the hand-written query (measured 2026-11-24) the first run
+was its query's slowest, by up to 2.4 s. The two queries that run in the JVM alone (wid's native path
 and the hand-written query) alternate their timed runs, after both
 checked runs:
 the JIT goes on warming through the whole process, and run one after the
