@@ -34,12 +34,13 @@ micro-batch's rows cached, checksummed and their state read; untimed, and
 the first also warms the JIT and the Python workers), then the median of
 `repeats` timed available-now runs that write each micro-batch's rows to
 ``noop``, as the batch timing does. (Until 2026-11-24 one timed run: its
-time at one size moved by 0.7 s between two runs of the benchmark.) (Until 2026-11-23 the timed run was the checked one: the
-cache and the checksum cost 2-3 s of a 14 s stream that the batch timing
-did not pay. A warm-up on a small stream left the JIT compiling the
-operator's plan during the timed run: 22.7 s against 17.2 s once warm.)
-Alongside each stream, Spark's own floor over the same micro-batches (median of `repeats`)
-(`benchmarks.harness.tws_floor`: each read whole, one row in a thousand
+time at one size moved by 0.7 s between two runs of the benchmark. Until
+2026-11-23 the timed run was the checked one: the cache and the checksum
+cost 2-3 s of a 14 s stream that the batch timing did not pay. A warm-up
+on a small stream left the JIT compiling the operator's plan during the
+timed run: 22.7 s against 17.2 s once warm.) Alongside each stream,
+Spark's own floor over the same micro-batches, also the median of
+`repeats` (`benchmarks.harness.tws_floor`: each read whole, one row in a thousand
 through a do-nothing ``transformWithStateInPandas`` keyed by ``pmod(k,
 partitions)``): the part of the stream's time that is not work on its
 rows, which is why the throughput ratio depends on the micro-batch size. Also reported: the
