@@ -137,14 +137,15 @@ def test_closed_by_a_punctuation_the_stream_equals_batch(window: Window, batches
     assert_same_emissions(window, final, want, "batch")
 
 
-def _steady(kind: str, **shape: Any) -> tuple[Window, list[MicroBatch]]:
-    """One key, a row every 1 ms for 600 ms (5 ms of disorder inside each
-    micro-batch of 20 rows), lateness 5 ms."""
+def _steady(kind: str, copies: int = 1, **shape: Any) -> tuple[Window, list[MicroBatch]]:
+    """One key, `copies` rows every 1 ms (all at that ms) for 600 ms, 20 ms
+    a micro-batch, shuffled inside it (disorder up to 20 ms), lateness 5 ms."""
     rng = random.Random(5)
-    rows = [{"k": "a", "g": "x", "ts": t, "v": float(t % 7), "w": 1, "id": t, "punct": None} for t in range(600)]
+    rows = [{"k": "a", "g": "x", "ts": t, "v": float(i % 7), "w": 1, "id": i, "punct": None}
+            for t in range(600) for i in range(t * copies, (t + 1) * copies)]
     batches = []
-    for i in range(0, 600, 20):
-        part = rows[i:i + 20]
+    for i in range(0, len(rows), 20 * copies):
+        part = rows[i:i + 20 * copies]
         rng.shuffle(part)
         batches.append(MicroBatch([("a", r) for r in part], i))
     w = Window(kind=kind, event_time_column="ts", event_time_unit="ms", group_by=("k",), lateness_ms=5,
@@ -152,16 +153,18 @@ def _steady(kind: str, **shape: Any) -> tuple[Window, list[MicroBatch]]:
     return w, batches
 
 
-@pytest.mark.parametrize(("kind", "shape", "bound"), [
+@pytest.mark.parametrize(("kind", "shape", "copies", "bound"), [
     # rolling 50 ms: bins of the last 50 ms (one per distinct ms) + rows not yet closed (the batch's 20 + 5 ms)
-    ("rolling", {"duration_ms": 50}, 50 + 25 + 5),
+    ("rolling", {"duration_ms": 50}, 1, 50 + 25 + 5),
+    # four rows at every ms: still one bin per distinct ms (ties merge), four times the rows not yet closed
+    ("rolling", {"duration_ms": 50}, 4, 50 + 4 * 25 + 5),
     # landmark, unbounded: one running prefix + the panes of the open windows (lateness 5 ms, hop 10 ms)
-    ("landmark", {"hop_ms": 10, "landmark_ms": 0}, 1 + 4),
+    ("landmark", {"hop_ms": 10, "landmark_ms": 0}, 1, 1 + 4),
     # count 40 rows every 10: panes of 10 ranks of the next window (4) + pending rows (batch + disorder)
-    ("count", {"size_rows": 40, "hop_rows": 10}, 4 + 25 + 5),
+    ("count", {"size_rows": 40, "hop_rows": 10}, 1, 4 + 25 + 5),
 ])
-def test_state_stays_bounded_on_a_long_stream(kind: str, shape: dict[str, Any], bound: int) -> None:
-    w, batches = _steady(kind, **shape)
+def test_state_stays_bounded_on_a_long_stream(kind: str, shape: dict[str, Any], copies: int, bound: int) -> None:
+    w, batches = _steady(kind, copies, **shape)
     operator = LocalOperator(w, SCHEMA, 1)
     got = operator.run(batches)
     assert sum(len(r.emitted) for r in got) > 25  # it did emit all along
