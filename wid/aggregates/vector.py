@@ -79,8 +79,9 @@ def _dense_merge(col: pa.Array, op: str, ids: np.ndarray, n: int) -> pa.Array | 
     floats = pa.types.is_float64(t)
     if not (floats or pa.types.is_signed_integer(t)):
         return None
-    valid = _is_valid(col)
-    values = col.fill_null(0).to_numpy(zero_copy_only=False)
+    full = col.null_count == 0  # then every group has a value: `VectorAgg.merge` gets every id in [0, n)
+    valid = None if full else _is_valid(col)
+    values = (col if full else col.fill_null(0)).to_numpy(zero_copy_only=False)
     if op == "sum":
         out = np.zeros(n, np.float64 if floats else np.int64)
         np.add.at(out, ids, values)
@@ -89,9 +90,9 @@ def _dense_merge(col: pa.Array, op: str, ids: np.ndarray, n: int) -> pa.Array | 
             return None
         lo, hi = (-np.inf, np.inf) if floats else (np.iinfo(values.dtype).min, np.iinfo(values.dtype).max)
         out = np.full(n, hi if op == "min" else lo, values.dtype)
-        (np.minimum if op == "min" else np.maximum).at(out, ids[valid], values[valid])
-    present = np.bincount(ids[valid], minlength=n) > 0
-    return pa.array(out, pa.int64() if op == "sum" and not floats else t, mask=~present)
+        (np.minimum if op == "min" else np.maximum).at(out, *((ids, values) if full else (ids[valid], values[valid])))
+    absent = None if full else np.bincount(ids[valid], minlength=n) == 0
+    return pa.array(out, pa.int64() if op == "sum" and not floats else t, mask=absent)
 
 
 def _flat_values(lists: pa.Array, ids: np.ndarray) -> tuple[pa.Array, np.ndarray]:
