@@ -1,7 +1,8 @@
 """Streaming windows: wid's native streaming path against hand-written Spark
 Structured Streaming queries computing the same results, side by side.
 
-    python -m benchmarks.stream_windows [--rows 5000000] [--keys 1000] [--files 8] [--per-trigger 2] [--repeats 1] [--partitions N]
+    python -m benchmarks.stream_windows [--rows 5000000] [--keys 1000] [--files 8] [--per-trigger 2] [--repeats 1] [--warm-s 60]
+                                        [--partitions N]
 
 Data: `rows` events, `keys` keys, uniform event times over one day, written
 once as `files` Parquet files sorted by time into a landing directory, read
@@ -29,13 +30,19 @@ theirs; the medians are compared (one run of a streaming query varies by
 up to 30 % here). Throughput is rows / wall-clock seconds from start to
 the end of the available-now run.
 
-Within each group below, a first round of runs after the checked ones is
-not counted: in seven of ten series of three timed tumbling runs of wid's
-native path or the hand-written query (measured 2026-11-24) the first run
-was its query's slowest, by up to 2.4 s. The two queries that run in the JVM alone (wid's native path
-and the hand-written query) alternate their timed runs, after both
-checked runs:
-the JIT goes on warming through the whole process, and run one after the
+Within each group below, untimed rounds follow the checked runs until
+every query of the group has run for `warm-s` seconds (60 by default, its
+checked run included; at least one round): each query is timed at the
+same warmth, whatever its speed. (Until 2026-11-24, tenth stop, one
+untimed round each: the hand-written hopping query had then run for about
+75 s and the WID operator for about 11 s, and the operator's runs were
+still getting faster: 5.84, 4.89, 4.26, 4.16 s in one series, 3.8-4.1 s
+from its sixth run on. Before that, none: in seven of ten series of three
+timed tumbling runs of wid's native path or the hand-written query the
+first run was its query's slowest, by up to 2.4 s.) The two queries that
+run in the JVM alone (wid's native path and the hand-written query)
+alternate their untimed and timed runs, after both checked runs: the JIT
+goes on warming through the whole process, and run one after the
 other, the second query's runs came out faster. (Until 2026-11-24 they ran
 in turn: the native tumbling query, first in the process, read 0.82-0.86x
 the hand-written one, while alternated after the same warm-up the two took
@@ -57,6 +64,7 @@ from __future__ import annotations
 import shutil
 import statistics
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -71,6 +79,7 @@ from wid.spark.batch import PATH_CONF
 from wid.spec import Window
 
 LATENESS_MS = 600_000
+WARM_S = 60.0  # seconds of its own runs every query has before its timed runs
 
 
 def windows() -> dict[str, Window]:
@@ -120,6 +129,8 @@ def main() -> None:
     parser = stream_parser(__doc__, rows=5_000_000, files=8, partitions=None)
     parser.add_argument("--kinds", default="tumbling,hopping")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--warm-s", type=float, default=WARM_S,
+                        help="untimed rounds until every query of a group has run this long (its checked run included)")
     args = parser.parse_args()
     spark = session(shuffle_partitions=args.partitions)
     args.partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
@@ -142,17 +153,26 @@ def main() -> None:
             f"wid_operator_{kind}": lambda w=window: on_operator(source(), w),
         }
         for group in ([f"wid_{kind}", f"spark_{kind}"], [f"wid_operator_{kind}"]):  # JVM alone, then Python
+            warmed = {}
             for name in group:
+                started = time.perf_counter()
                 results[name] = {"emitted": checked(queries[name](), "append", str(work / f"ck-{name}-checked")),
                                  "runs": []}
+                warmed[name] = time.perf_counter() - started
                 print(f"  {name:22s} checked: emitted {results[name]['emitted']}", flush=True)
                 assert results[name]["emitted"] == results[next(iter(queries))]["emitted"], results
-            for i in range(-1, args.repeats):  # round -1: untimed, the JIT still warming
+            rounds = 0
+            while rounds == 0 or min(warmed.values()) < args.warm_s:  # untimed: the JIT still warming
+                for name in group:
+                    warmed[name] += timed(queries[name](), "append", str(work / f"ck-{name}-warm-{rounds}"))
+                rounds += 1
+            for name in group:
+                results[name]["warm_up"] = {"rounds": rounds, "seconds": warmed[name]}
+                print(f"  {name:22s} warmed up: {rounds} untimed rounds, {warmed[name]:.1f} s with its checked run",
+                      flush=True)
+            for i in range(args.repeats):
                 for name in group:
                     seconds = timed(queries[name](), "append", str(work / f"ck-{name}-{i}"))
-                    if i < 0:
-                        print(f"  {name:22s} {seconds:8.2f} s  (warm-up round, not counted)", flush=True)
-                        continue
                     runs = [*results[name]["runs"], seconds]
                     median = statistics.median(runs)
                     results[name].update(seconds=median, runs=runs, rows_per_s=args.rows / median)
