@@ -55,7 +55,11 @@ before every run of the WID operator, which then paid for new workers each
 time (5M rows, hopping: 6.0 s warm, 8.5-8.8 s after 75 s idle, measured
 2026-11-23) while the hand-written query, all JVM, kept its warm JIT. (Until 2026-11-23, first
 stop, the timed run was the checked one: the cache, count and sum cost
-the operator's hopping run 3-4 s of about 11 s.) Targets (issue 3): wid
+the operator's hopping run 3-4 s of about 11 s.) After the WID operator's
+runs, Spark's own floor for a Python stateful operator over the same
+micro-batches (`benchmarks.harness.tws_floor`, median of `repeats`): the
+part of the operator's time that is not work on the rows (a new query's
+start, the RocksDB state store's open and commit, the tasks). Targets (issue 3): wid
 >= 0.9x the hand-written query for tumbling, >= 10x for hopping 60/1.
 """
 
@@ -74,7 +78,15 @@ from pyspark.sql import functions as F
 
 import wid
 from benchmarks.batch_windows import AGGS, spark_aggs
-from benchmarks.harness import available_now, events, machine, save, session, stream_parser
+from benchmarks.harness import (
+    available_now,
+    events,
+    machine,
+    save,
+    session,
+    stream_parser,
+    tws_floor,
+)
 from wid.spark.batch import PATH_CONF
 from wid.spec import Window
 
@@ -177,6 +189,11 @@ def main() -> None:
                     median = statistics.median(runs)
                     results[name].update(seconds=median, runs=runs, rows_per_s=args.rows / median)
                     print(f"  {name:22s} {seconds:8.2f} s  {args.rows / seconds:12,.0f} rows/s", flush=True)
+        floor = statistics.median(tws_floor(source(), "k", args.partitions, str(work / f"floor-{kind}-{i}"))
+                                  for i in range(args.repeats))
+        results[f"tws_floor_{kind}_s"] = floor
+        print(f"  Spark's floor for a Python stateful operator over the same micro-batches {floor:6.2f} s  (read "
+              "whole, 1 row in 1,000 through a do-nothing transformWithStateInPandas)", flush=True)
         target = ">= 0.9" if kind == "tumbling" else ">= 10"
         for ours, path in ((f"wid_{kind}", "native path"), (f"wid_operator_{kind}", "WID operator")):
             ratio = results[ours]["rows_per_s"] / results[f"spark_{kind}"]["rows_per_s"]

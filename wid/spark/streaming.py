@@ -180,13 +180,14 @@ OPERATOR_HINT_WINDOWS = 10  # windows a row from which explain points at the WID
 def _operator_hint(duration_ms: int, hop_ms: int) -> tuple[str, ...]:
     """A note pointing at the WID operator when a row falls in many windows:
     it merges a window's panes without copying them (hopping 60 / 1 over 5M
-    rows: 13.7 s against 34.4 s for the pane chain and 57.5 s for
-    ``window()``, benchmarks/RESULTS.md). The default path is not switched:
+    rows in one micro-batch: 3.8 s against 22 s for the pane chain and 40 s
+    for ``window()``, 2026-11-24, benchmarks/RESULTS.md; 13.7 s against 34.4
+    s and 57.5 s on 2026-11-23). The default path is not switched:
     a running query cannot change path without a new checkpoint."""
     if duration_ms < OPERATOR_HINT_WINDOWS * hop_ms:
         return ()
     return (f"{duration_ms / hop_ms:g} windows a row: the WID operator merges panes without copying them "
-            "(2.5x faster than the pane chain at 60 windows a row); set spark.wid.streaming.path = operator "
+            "(about 5x faster than the pane chain at 60 windows a row); set spark.wid.streaming.path = operator "
             "when the query starts (a running query keeps its path)",)
 
 
