@@ -102,6 +102,8 @@ def _fit(v: Any, type_: pa.DataType) -> Any:
 @example(type_=pa.float64(), op="min", groups=1, values=[float("nan"), 1.0], seed=0)
 @example(type_=pa.float64(), op="max", groups=2, values=[float("nan"), float("nan"), 2.0, None], seed=5)
 @example(type_=pa.int64(), op="sum", groups=1, values=[2**63 - 1, 2**63 - 1], seed=0)
+@example(type_=pa.float64(), op="min", groups=1, values=[0, -0.0], seed=0)  # Arrow keeps the first of equal values
+@example(type_=pa.float64(), op="max", groups=1, values=[-0.0, 0.0], seed=0)
 def test_merge_by_group_id_equals_pyarrows_hash_aggregation(type_: pa.DataType, op: str, groups: int,
                                                             values: list[Any], seed: int) -> None:
     """Sums wrap and widen, NULLs are skipped, NaN is skipped by min/max

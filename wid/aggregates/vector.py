@@ -73,8 +73,9 @@ def _dense_merge(col: pa.Array, op: str, ids: np.ndarray, n: int) -> pa.Array | 
     already group numbers), giving exactly what pyarrow's hash aggregation
     gives: sums of signed integers as int64 (wrapping as Arrow's do), sums of
     float64 in input order, min/max in the input type. None for other types,
-    and for floats holding NaN under min/max (Arrow skips NaN there unless a
-    group has nothing else), which pyarrow then merges."""
+    and for floats holding NaN (Arrow skips NaN there unless a group has
+    nothing else) or -0.0 (Arrow keeps the first of equal values, 0.0 or
+    -0.0, ``ufunc.at`` the last) under min/max, which pyarrow then merges."""
     t = col.type
     floats = pa.types.is_float64(t)
     if not (floats or pa.types.is_signed_integer(t)):
@@ -86,7 +87,7 @@ def _dense_merge(col: pa.Array, op: str, ids: np.ndarray, n: int) -> pa.Array | 
         out = np.zeros(n, np.float64 if floats else np.int64)
         np.add.at(out, ids, values)
     else:
-        if floats and np.isnan(values).any():
+        if floats and (np.isnan(values).any() or np.signbit(values[values == 0]).any()):
             return None
         lo, hi = (-np.inf, np.inf) if floats else (np.iinfo(values.dtype).min, np.iinfo(values.dtype).max)
         out = np.full(n, hi if op == "min" else lo, values.dtype)
