@@ -22,7 +22,7 @@ PySpark itself: Spark puts ``$SPARK_HOME/python/lib/pyspark.zip`` first on
 its Python workers' path, and Python keeps no compiled bytecode for
 modules imported from a zip archive, so the pre-init process compiles
 PySpark's modules afresh at every query start (0.75 s here, against 0.16
-s for the same import from site-packages; measured 2026-11-24, tenth
+s for the same import from site-packages; measured 2026-11-24, eleventh
 stop). Executor workers fork from one daemon and pay it once. Nothing in a
 query's plan or in Spark's configuration moves that path. Runs on
 executors.
