@@ -18,7 +18,7 @@ import pyarrow as pa
 from wid.spark.operator.engines import make_engine
 from wid.spark.operator.packing import BATCH_MS, SHARD, read_summaries, split, summarize
 from wid.spark.operator.plan import operator_spec
-from wid.spark.operator.shard import MemoryStore, run_batch
+from wid.spark.operator.shard import MemoryStore, run_batch, tables
 from wid.spark.operator.tables import PTIME, PUNCT, SRC, TS
 from wid.spec.window import Window
 
@@ -59,12 +59,12 @@ class ShardedOperator:
         """One micro-batch (`PACKED` rows): the window tables emitted and
         the global watermark after it (epoch microseconds)."""
         sources, batch_ms = read_summaries([json.dumps(summarize(table, False))])
-        found, watermark = [], None
+        found: list[pa.Table] = []
+        watermark = None
         for store, part in zip(self.stores, split(table, len(self.stores)), strict=True):
             out = run_batch(self.spec, store, make_engine(self.spec, store), part.drop_columns([BATCH_MS]),
                             sources, batch_ms)
-            if out.windows is not None and out.windows.num_rows:
-                found.append(out.windows)
+            found.extend(tables(out.windows))
             self.late_dropped += out.stats["late_dropped"]
             watermark = out.stats["watermark_us"]
         return found, watermark

@@ -19,7 +19,7 @@ from wid.semantics.timeunits import event_time_us
 from wid.spark.operator.engines import make_engine
 from wid.spark.operator.packing import BATCH_MS, SHARD, read_summaries, split, summarize
 from wid.spark.operator.plan import operator_spec
-from wid.spark.operator.shard import MemoryStore, ShardOutput, Store, run_batch
+from wid.spark.operator.shard import Emitted, MemoryStore, ShardOutput, Store, run_batch, tables
 from wid.spark.operator.state_cache import CachedStore
 from wid.spark.operator.tables import ORIGINAL, PTIME, PUNCT, SRC, TS
 from wid.spark.operator.time_engine import END, FINAL, START
@@ -56,6 +56,7 @@ class LocalOperator:
                                   input_columns=tuple(schema.names))
         self.stores = [MemoryStore() for _ in range(shards)]
         self.held: list[int] = []  # after each batch: state rows held over all shards (`Engine.held`)
+        self.window_tables: list[list[pa.Table]] = []  # each shard and batch: the window tables it emitted
 
     def run(self, batches: Sequence[MicroBatch]) -> list[BatchResult]:
         return [self.step(b) for b in batches]
@@ -116,10 +117,11 @@ class LocalOperator:
             cached.finish()
         return out
 
-    def _emissions(self, windows: pa.Table | None, retractions: pa.Table | None) -> list[Emission]:
+    def _emissions(self, windows: Emitted, retractions: pa.Table | None) -> list[Emission]:
         w = self.window
+        self.window_tables.append(list(tables(windows)))
         found = [Emission(emission_row(w, r, self.schema.names), final=r[FINAL])
-                 for r in (windows.to_pylist() if windows is not None else [])]
+                 for table in self.window_tables[-1] for r in table.to_pylist()]
         for r in retractions.to_pylist() if retractions is not None else []:
             row = {w.window_start_column: r[START], w.window_end_column: None, **{k: r[k] for k in w.group_by}}
             found.append(Emission(row, final=False, retract=True))

@@ -25,7 +25,7 @@ from wid.spark.operator.join_layout import (
     raw_columns,
 )
 from wid.spark.operator.packing import SHARD, read_summaries, split, summarize
-from wid.spark.operator.shard import MemoryStore
+from wid.spark.operator.shard import MemoryStore, tables
 from wid.spark.operator.tables import PTIME, PUNCT, SRC, TS
 from wid.spec.join import WindowJoin
 
@@ -80,7 +80,7 @@ class LocalJoin:
         held = 0
         for store, part in zip(self.stores, split(table, len(self.stores)), strict=True):
             shard = run_join_batch(self.shape, store, part, sources, batch.batch_ms)
-            out.emitted += [Emission(self._output(r)) for r in (shard.windows.to_pylist() if shard.windows else [])]
+            out.emitted += [Emission(self._output(r)) for t in tables(shard.windows) for r in t.to_pylist()]
             out.late += [self._late(r) for r in (shard.late.to_pylist() if shard.late is not None else [])]
             out.rows_late_dropped += shard.stats["late_dropped"]
             held += shard.stats["state_groups"]

@@ -23,6 +23,7 @@ def test_shards_replay_every_transcript(transcript: Transcript, shards: int) -> 
 
 import random  # noqa: E402
 from typing import Any  # noqa: E402
+from unittest import mock  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
@@ -33,6 +34,7 @@ from tests.spark.compare import same_value  # noqa: E402
 from tests.strategies import aggregations  # noqa: E402
 from wid import Window  # noqa: E402
 from wid.semantics.stream_oracle import BatchResult, MicroBatch, run_stream  # noqa: E402
+from wid.spark.operator import time_engine  # noqa: E402
 
 SCHEMA = pa.schema([("k", pa.string()), ("ts", pa.int64()), ("v", pa.float64()), ("w", pa.int64())])
 
@@ -89,9 +91,12 @@ def assert_same_results(window: Window, got: list[BatchResult], want: list[Batch
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
-@given(window=specs(), batches=streams(), shards=st.integers(1, 4))
-def test_shards_equal_the_oracle(window: Window, batches: list[MicroBatch], shards: int) -> None:
-    got = LocalOperator(window, SCHEMA, shards).run(batches)
+@given(window=specs(), batches=streams(), shards=st.integers(1, 4), chunk=st.sampled_from([1, 5, 1 << 20]))
+def test_shards_equal_the_oracle(window: Window, batches: list[MicroBatch], shards: int, chunk: int) -> None:
+    """`chunk`: windows a chunk of the time engine's emission holds (one
+    group a chunk, a few groups, everything at once)."""
+    with mock.patch.object(time_engine, "EMIT_WINDOWS", chunk):
+        got = LocalOperator(window, SCHEMA, shards).run(batches)
     assert_same_results(window, got, run_stream(batches, window))
 
 
@@ -171,3 +176,65 @@ def test_late_rows_against_one_closing_point_follow_the_per_row_rule(
         end = max(ends) if mode == "generous" else min(ends)
         want.append(end + (allowed or 0) <= closing)
     assert got.tolist() == want
+
+
+# -- the time engine's emission in chunks -------------------------------------------
+
+from wid.aggregates.vector import CapError  # noqa: E402
+from wid.spark.operator.time_engine import key_runs  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(sizes=st.lists(st.integers(1, 9), max_size=30), rows=st.integers(1, 20))
+def test_key_runs_cut_between_groups_only_and_hold_at_most_rows(sizes: list[int], rows: int) -> None:
+    kid = np.repeat(np.arange(len(sizes)), sizes)
+    runs = list(key_runs(kid, rows))
+    edges = [0, *[hi for _, hi in runs]]
+    assert [lo for lo, _ in runs] == edges[:-1] and edges[-1] == len(kid)
+    for lo, hi in runs:
+        assert hi > lo and (lo == 0 or kid[lo] != kid[lo - 1]) and (hi == len(kid) or kid[hi] != kid[hi - 1])
+        assert hi - lo <= rows or kid[lo] == kid[hi - 1], (lo, hi)  # more only for one group alone
+        assert hi == len(kid) or hi - lo + np.sum(kid == kid[hi]) > rows  # nothing that fits is left out
+
+
+def hourly_hopping(keys: int) -> tuple[Window, list[MicroBatch]]:
+    """Hopping 60/1 ms over 120 ms of rows (one a ms) for `keys` groups: a
+    micro-batch of them, and one row that closes every window."""
+    window = Window(kind="hopping", event_time_column="ts", event_time_unit="ms", group_by=("k",),
+                    aggregations=(Aggregation("count", as_="n"), Aggregation("max", "v", as_="m")),
+                    duration_ms=60, hop_ms=1, lateness_ms=0)
+    rows = [{"k": f"k{i}", "ts": t, "v": float(t % 7), "w": 1} for t in range(120) for i in range(keys)]
+    return window, [MicroBatch([("a", r) for r in rows], 0), MicroBatch([("a", {**rows[0], "ts": 400})], 7)]
+
+
+def test_a_micro_batch_emits_its_windows_in_chunks_of_whole_groups() -> None:
+    """With room for 400 pane rows (of 60 windows each) a chunk, the first
+    micro-batch (windows over 120 panes a group) emits three groups a
+    chunk, the second (the 60 panes a group still holds) six: the
+    emission's memory is bounded by a chunk, not by the windows a
+    micro-batch closes. Together the chunks equal the oracle's windows."""
+    window, batches = hourly_hopping(keys=20)
+    operator = LocalOperator(window, SCHEMA, shards=1)
+    with mock.patch.object(time_engine, "EMIT_WINDOWS", 400 * 60):
+        got = operator.run(batches)
+    assert_same_results(window, got, run_stream(batches, window))
+    for batch, per_chunk in zip(operator.window_tables, (3, 6), strict=True):
+        groups = [set(t.column("k").to_pylist()) for t in batch]
+        assert [len(g) for g in groups] == [per_chunk] * (20 // per_chunk) + [20 % per_chunk]
+        assert len(set().union(*groups)) == 20
+
+
+def test_the_cap_counts_a_windows_groups_over_every_chunk() -> None:
+    """Hopping 60/1 s; group i has one row, at 3i s: a pane holds one group
+    (under the cap of 5 when added), a window up to 20. With one group a
+    chunk they pass the cap only counted over the chunks; with the groups
+    emitted in order, the first window past it is ``[-44 s, 16 s)`` (six
+    groups)."""
+    window = Window(kind="hopping", event_time_column="ts", event_time_unit="ms", group_by=("k",),
+                    aggregations=(Aggregation("count", as_="n"),), duration_ms=60_000, hop_ms=1_000, lateness_ms=0,
+                    max_groups_per_window=5)
+    rows = [{"k": f"k{i:02}", "ts": 3_000 * i, "v": 1.0, "w": 1} for i in range(20)]
+    batches = [MicroBatch([("a", r) for r in rows], 0), MicroBatch([("a", {**rows[0], "ts": 400_000})], 7)]
+    with mock.patch.object(time_engine, "EMIT_WINDOWS", 60), pytest.raises(
+            CapError, match=r"=5 reached on window \[1969-12-31T23:59:16Z, 1970-01-01T00:00:16Z\) for pipeline test$"):
+        LocalOperator(window, SCHEMA, shards=1).run(batches)

@@ -23,7 +23,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from wid.spark.operator.shard import ShardOutput
+from wid.spark.operator.shard import ShardOutput, tables
 from wid.spark.operator.tables import CHUNK_ROWS
 
 KIND = "_wid_kind"
@@ -46,16 +46,15 @@ def conform(table: pa.Table, kind: str, schema: pa.Schema) -> pa.RecordBatch:
 
 def frames(out: ShardOutput, schema: pa.Schema, chunk_rows: int = CHUNK_ROWS) -> Iterator[pd.DataFrame]:
     """A shard's micro-batch as the operator's output rows in `schema`: its
-    windows, retractions and late rows in frames of at most `chunk_rows`
-    rows (one Arrow batch each on the way to the JVM: a bounded batch, as
+    windows (read chunk by chunk when the engine emits lazily), retractions
+    and late rows in frames of at most `chunk_rows` rows (one Arrow batch each on the way to the JVM: a bounded batch, as
     `wid.spark.operator.tables.to_chunks` explains), then exactly one stats
     row."""
-    for kind, table in (("w", out.windows), ("r", out.retractions), ("l", out.late)):
-        if table is None or table.num_rows == 0:
-            continue
-        rows = conform(table, kind, schema)
-        for start in range(0, rows.num_rows, chunk_rows):
-            yield frame(rows.slice(start, chunk_rows))
+    for kind, part in (("w", out.windows), ("r", out.retractions), ("l", out.late)):
+        for table in tables(part):
+            rows = conform(table, kind, schema)
+            for start in range(0, rows.num_rows, chunk_rows):
+                yield frame(rows.slice(start, chunk_rows))
     yield frame(conform(pa.table({STATS: pa.array([json.dumps(out.stats)], pa.string())}), "s", schema))
 
 

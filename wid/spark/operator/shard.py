@@ -24,9 +24,9 @@ track of), and the engine's own entries.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -137,12 +137,26 @@ class Closing:
         return max(values) if values else None
 
 
+Emitted: TypeAlias = pa.Table | Iterable[pa.Table] | None
+"""Rows an engine emits: one table, or tables made one after the other as
+they are read (`wid.spark.operator.time_engine` emits in bounded chunks)."""
+
+
+def tables(part: Emitted) -> Iterator[pa.Table]:
+    """The non-empty tables of an output `part`."""
+    for table in [part] if isinstance(part, pa.Table) else part or ():
+        if table.num_rows:
+            yield table
+
+
 @dataclass
 class ShardOutput:
     """What a shard emits for one micro-batch (see `wid.spark.operator.plan`
-    for the columns) and its counts."""
+    for the columns) and its counts. `windows` may be lazy (`Emitted`): it
+    is read after `run_batch` returns, so an engine that emits lazily keeps
+    what its chunks need (the state it evicts included) until then."""
 
-    windows: pa.Table | None = None
+    windows: Emitted = None
     retractions: pa.Table | None = None
     late: pa.Table | None = None
     stats: dict[str, Any] = field(default_factory=dict)
@@ -153,7 +167,7 @@ class Engine(Protocol):
 
     def late(self, rows: pa.Table, before: np.ndarray) -> np.ndarray: ...
     def add(self, rows: pa.Table, before: np.ndarray) -> None: ...
-    def emit(self, before: Closing, after: Closing) -> tuple[pa.Table | None, pa.Table | None]: ...
+    def emit(self, before: Closing, after: Closing) -> tuple[Emitted, pa.Table | None]: ...
     def evict(self, after: Closing) -> None: ...
     def held(self) -> tuple[int, int]: ...
 
@@ -229,5 +243,5 @@ def late_rows(late_data: str, late: pa.Table, reason: str | pa.Array = LATE_REAS
     return late.select(cols).append_column("_wid_reason", why)
 
 
-__all__ = ["Closing", "Engine", "LATE_REASON", "MemoryStore", "Meta", "ShardOutput", "Store", "keyed_after",
-           "late_rows", "load_keyed", "load_meta", "run_batch"]
+__all__ = ["Closing", "Emitted", "Engine", "LATE_REASON", "MemoryStore", "Meta", "ShardOutput", "Store", "keyed_after",
+           "late_rows", "load_keyed", "load_meta", "run_batch", "tables"]

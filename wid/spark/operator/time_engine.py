@@ -15,7 +15,12 @@ in it, as an Arrow table. Rows are never kept.
 - **emit**: the windows whose end passes from ``(C_before, C_after]``
   (final), the reopened windows a row touched (final, corrected), and with
   ``emit = "on_update"`` the open windows a row touched (partial), each
-  merged from its panes (``length/hop`` pane partials per window).
+  merged from its panes (``length/hop`` pane partials per window). The
+  windows are made a run of groups at a time, as the output is read
+  (`EMIT_WINDOWS` a chunk): a micro-batch that closes a day of 1-minute
+  hopping windows for 100,000 keys emits 144M windows, and made at once
+  they took more than 11 GB in one shard's worker (2026-11-24, eleventh
+  stop), where a chunk takes about 100 MB.
 - **evict**: a pane goes once its last window is past the budget.
 
 Pane tables reach the state store once, at the end of the micro-batch
@@ -29,6 +34,7 @@ micro-batch never reaches the store.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -36,7 +42,7 @@ import pyarrow as pa
 from wid.aggregates.vector import CapError
 from wid.semantics.timeunits import format_us
 from wid.spark.operator.layout import OperatorSpec
-from wid.spark.operator.shard import Closing, Store
+from wid.spark.operator.shard import Closing, Emitted, Store
 from wid.spark.operator.tables import (
     NONE,
     PANE,
@@ -48,10 +54,11 @@ from wid.spark.operator.tables import (
     state_bytes,
 )
 from wid.spark.pane_merge import WID as MERGED_WID
-from wid.spark.pane_merge import FieldOp, MergeSpec, merge
+from wid.spark.pane_merge import FieldOp, MergeSpec, merge_sorted, sort_panes
 
 START, END, FINAL = "_wid_start", "_wid_end", "_wid_final"
 WMIN = "_wid_wmin"
+EMIT_WINDOWS = 1 << 20  # windows one chunk of a micro-batch's emission makes (about 100 MB with five aggregates)
 
 
 def field(i: int, name: str) -> str:
@@ -68,6 +75,23 @@ def cap_message(spec: OperatorSpec, start_us: int, end_us: int) -> str:
     """DESIGN.md section 5's cap message for window ``[start, end)``."""
     return (f"window state cap hit: max_groups_per_window={spec.max_groups} reached on window "
             f"[{iso_utc(start_us)}, {iso_utc(end_us)}) for pipeline {spec.pipeline}")
+
+
+def key_runs(kid: np.ndarray, rows: int) -> Iterator[tuple[int, int]]:
+    """Row ranges ``[lo, hi)`` covering `kid` (group ids, sorted) that cut
+    only where the group changes: each as many whole groups as fit in
+    `rows` rows, or one group when it alone is longer."""
+    starts = np.flatnonzero(np.diff(kid)) + 1
+    lo, n = 0, len(kid)
+    while lo < n:
+        hi = n
+        if lo + rows < n:
+            i = int(np.searchsorted(starts, lo + rows, "right")) - 1  # the last cut within `rows`
+            if i < 0 or starts[i] <= lo:
+                i = int(np.searchsorted(starts, lo, "right"))  # the group alone is longer: its end
+            hi = int(starts[i]) if i < len(starts) else n
+        yield lo, hi
+        lo = hi
 
 
 def fields_of(table: pa.Table, i: int) -> dict[str, pa.Array]:
@@ -236,7 +260,7 @@ class TimeEngine:
             hi.append(int((np.floor_divide(q, g.hop) * g.hop + g.length - 1).max()))
         return (min(lo), max(hi)) if lo else None
 
-    def emit(self, before: Closing, after: Closing) -> tuple[pa.Table | None, pa.Table | None]:
+    def emit(self, before: Closing, after: Closing) -> tuple[Emitted, pa.Table | None]:
         span = self._pane_range(before, after)
         if span is None:
             return None, None
@@ -245,12 +269,25 @@ class TimeEngine:
                   for p in panes if (t := self._load(p)) is not None and t.num_rows]
         if not tables:
             return None, None
-        return self._windows_of(concat(tables), before, after), None
+        return self._chunks(concat(tables), before, after), None
 
-    def _windows_of(self, table: pa.Table, before: Closing, after: Closing) -> pa.Table | None:
-        """Merge `table`'s panes into windows and keep those to emit: closing
-        now, or touched by this batch and reopened or (on_update) open."""
-        merged = self._merged(table)
+    def _chunks(self, table: pa.Table, before: Closing, after: Closing) -> Iterator[pa.Table]:
+        """The windows to emit over `table`'s panes, made a run of groups at
+        a time as they are read: at most about `EMIT_WINDOWS` windows each
+        (one group's windows may exceed it), whatever the micro-batch
+        closes. `table` is taken now, so that eviction cannot change it."""
+        table, kid = sort_panes(table, self.spec.group_by, PANE)
+        per_row = -(-self.g.length // self.g.hop)  # windows a pane lies in
+        counts: dict[int, int] = {}
+        for lo, hi in key_runs(kid, max(1, EMIT_WINDOWS // per_row)):
+            out = self._windows_of(self._merged(table.slice(lo, hi - lo), kid[lo:hi] - kid[lo]), before, after, counts)
+            if out is not None:
+                yield out
+
+    def _windows_of(self, merged: pa.Table, before: Closing, after: Closing, counts: dict[int, int]) -> pa.Table | None:
+        """Keep the `merged` windows to emit: closing now, or touched by this
+        batch and reopened or (on_update) open; `counts` (groups per window
+        id so far) checks the cap."""
         w = ints(merged, PANE)
         end = self._ends(w)
         bef, aft = before.of(merged, self.spec.scope), after.of(merged, self.spec.scope)
@@ -262,21 +299,22 @@ class TimeEngine:
         if not keep.any():
             return None
         merged, w, end = merged.filter(pa.array(keep)), w[keep], end[keep]
-        self._check_cap(w)
+        self._check_cap(w, counts)
         start = end - self.g.length * self.g.pane_us
         cols: dict[str, pa.Array] = {START: pa.array(start), END: pa.array(end), FINAL: pa.array(end <= aft[keep])}
         cols.update({k: merged.column(k) for k in self.spec.group_by})
         cols.update(finish_all(self.spec, merged, start, end))
         return pa.table(cols)
 
-    def _merged(self, table: pa.Table) -> pa.Table:
-        """Every non-empty window over `table`'s panes (group columns, the
-        window id in `PANE`, merged fields): by the vectorised sliding merge
+    def _merged(self, table: pa.Table, kid: np.ndarray) -> pa.Table:
+        """Every non-empty window over `table`'s panes (sorted by group and
+        pane; `kid` the 0-based group ids): group columns, the window id in
+        `PANE`, merged fields. By the vectorised sliding merge
         (`wid.spark.pane_merge`, O(1) per window) when every aggregation has
         a pane form, else by merging each window's panes (holistic states)."""
         ops = [agg.pane_ops() for agg in self.spec.aggs]
         if all(o is not None for o in ops):
-            return self._slide(table, ops)  # type: ignore[arg-type]
+            return self._slide(table, kid, ops)  # type: ignore[arg-type]
         keys = list(self.spec.group_by)
         q = ints(table, PANE)
         first, last = self._windows(q)
@@ -292,7 +330,7 @@ class TimeEngine:
                 out = out.append_column(field(i, k), v)
         return out
 
-    def _slide(self, table: pa.Table, ops: list[dict[str, str]]) -> pa.Table:
+    def _slide(self, table: pa.Table, kid: np.ndarray, ops: list[dict[str, str]]) -> pa.Table:
         fields = []
         for i, agg_ops in enumerate(ops):
             for name, op in agg_ops.items():
@@ -304,8 +342,7 @@ class TimeEngine:
                     fields.append(FieldOp(op, (field(i, name),), (field(i, name),)))
         spec = MergeSpec(keys=self.spec.group_by, pane=PANE, kind="sliding", fields=tuple(fields),
                          length=self.g.length, hop=self.g.hop)
-        batches = list(merge(iter(table.to_batches()), spec))
-        out = pa.Table.from_batches(batches)
+        out = pa.Table.from_batches([merge_sorted(table, kid, spec, None)])
         return out.rename_columns([PANE if c == MERGED_WID else c for c in out.column_names])
 
     def _touched(self, merged: pa.Table, w: np.ndarray) -> np.ndarray | None:
@@ -327,14 +364,19 @@ class TimeEngine:
         theirs = gid[merged.num_rows:][trow] * span + (tw - base)
         return np.isin(mine, theirs)
 
-    def _check_cap(self, wid: np.ndarray) -> None:
+    def _check_cap(self, wid: np.ndarray, counts: dict[int, int]) -> None:
+        """Add `wid`'s windows to `counts` (groups per window id); raise
+        CapError naming the first window past `max_groups_per_window`
+        (first in the order the chunks are made: the groups' sort order,
+        then the window ids)."""
         cap = self.spec.max_groups
         if cap is None or len(wid) == 0:
             return
-        values, counts = np.unique(wid, return_counts=True)
-        if counts.max() > cap:
-            w = int(values[np.argmax(counts > cap)])
-            raise CapError(cap_message(self.spec, self.g.start(w), self.g.end(w)))
+        values, n = np.unique(wid, return_counts=True)
+        for w, c in zip(values.tolist(), n.tolist(), strict=True):
+            counts[w] = counts.get(w, 0) + c
+            if counts[w] > cap:
+                raise CapError(cap_message(self.spec, self.g.start(w), self.g.end(w)))
 
     # -- evict ---------------------------------------------------------------------
     def evict(self, after: Closing) -> None:
