@@ -185,16 +185,18 @@ from wid.spark.operator.time_engine import key_runs  # noqa: E402
 
 
 @settings(max_examples=300, deadline=None)
-@given(sizes=st.lists(st.integers(1, 9), max_size=30), rows=st.integers(1, 20))
-def test_key_runs_cut_between_groups_only_and_hold_at_most_rows(sizes: list[int], rows: int) -> None:
-    kid = np.repeat(np.arange(len(sizes)), sizes)
-    runs = list(key_runs(kid, rows))
+@given(groups=st.lists(st.lists(st.integers(0, 5), min_size=1, max_size=6), max_size=30), limit=st.integers(1, 20))
+def test_key_runs_cut_between_groups_only_and_weigh_at_most_the_limit(groups: list[list[int]], limit: int) -> None:
+    """`groups`: the weights of each group's rows."""
+    kid = np.repeat(np.arange(len(groups)), [len(g) for g in groups]).astype(np.int64)
+    weight = np.array([w for g in groups for w in g], dtype=np.int64)
+    runs = list(key_runs(kid, weight, limit))
     edges = [0, *[hi for _, hi in runs]]
     assert [lo for lo, _ in runs] == edges[:-1] and edges[-1] == len(kid)
     for lo, hi in runs:
         assert hi > lo and (lo == 0 or kid[lo] != kid[lo - 1]) and (hi == len(kid) or kid[hi] != kid[hi - 1])
-        assert hi - lo <= rows or kid[lo] == kid[hi - 1], (lo, hi)  # more only for one group alone
-        assert hi == len(kid) or hi - lo + np.sum(kid == kid[hi]) > rows  # nothing that fits is left out
+        assert weight[lo:hi].sum() <= limit or kid[lo] == kid[hi - 1], (lo, hi)  # more only for one group alone
+        assert hi == len(kid) or weight[lo:hi].sum() + weight[kid == kid[hi]].sum() > limit  # the next did not fit
 
 
 def hourly_hopping(keys: int) -> tuple[Window, list[MicroBatch]]:
@@ -208,20 +210,21 @@ def hourly_hopping(keys: int) -> tuple[Window, list[MicroBatch]]:
 
 
 def test_a_micro_batch_emits_its_windows_in_chunks_of_whole_groups() -> None:
-    """With room for 400 pane rows (of 60 windows each) a chunk, the first
-    micro-batch (windows over 120 panes a group) emits three groups a
-    chunk, the second (the 60 panes a group still holds) six: the
+    """With room for 400 windows a chunk: the first micro-batch emits over
+    panes 0-118 of each group (its windows ending by 119 ms), 178 windows
+    a group, two groups a chunk; the second over panes 60-119 (the rest
+    were evicted), 119 windows a group, three groups a chunk. The
     emission's memory is bounded by a chunk, not by the windows a
     micro-batch closes. Together the chunks equal the oracle's windows."""
     window, batches = hourly_hopping(keys=20)
     operator = LocalOperator(window, SCHEMA, shards=1)
-    with mock.patch.object(time_engine, "EMIT_WINDOWS", 400 * 60):
+    with mock.patch.object(time_engine, "EMIT_WINDOWS", 400):
         got = operator.run(batches)
     assert_same_results(window, got, run_stream(batches, window))
-    for batch, per_chunk in zip(operator.window_tables, (3, 6), strict=True):
-        groups = [set(t.column("k").to_pylist()) for t in batch]
-        assert [len(g) for g in groups] == [per_chunk] * (20 // per_chunk) + [20 % per_chunk]
-        assert len(set().union(*groups)) == 20
+    first, second = ([len(set(t.column("k").to_pylist())) for t in batch] for batch in operator.window_tables)
+    assert (first, second) == ([2] * 10, [3] * 6 + [2])
+    for batch in operator.window_tables:
+        assert len(set().union(*(t.column("k").to_pylist() for t in batch))) == 20
 
 
 def test_the_cap_counts_a_windows_groups_over_every_chunk() -> None:
@@ -235,6 +238,6 @@ def test_the_cap_counts_a_windows_groups_over_every_chunk() -> None:
                     max_groups_per_window=5)
     rows = [{"k": f"k{i:02}", "ts": 3_000 * i, "v": 1.0, "w": 1} for i in range(20)]
     batches = [MicroBatch([("a", r) for r in rows], 0), MicroBatch([("a", {**rows[0], "ts": 400_000})], 7)]
-    with mock.patch.object(time_engine, "EMIT_WINDOWS", 60), pytest.raises(
+    with mock.patch.object(time_engine, "EMIT_WINDOWS", 1), pytest.raises(
             CapError, match=r"=5 reached on window \[1969-12-31T23:59:16Z, 1970-01-01T00:00:16Z\) for pipeline test$"):
         LocalOperator(window, SCHEMA, shards=1).run(batches)

@@ -77,18 +77,21 @@ def cap_message(spec: OperatorSpec, start_us: int, end_us: int) -> str:
             f"[{iso_utc(start_us)}, {iso_utc(end_us)}) for pipeline {spec.pipeline}")
 
 
-def key_runs(kid: np.ndarray, rows: int) -> Iterator[tuple[int, int]]:
+def key_runs(kid: np.ndarray, weight: np.ndarray, limit: int) -> Iterator[tuple[int, int]]:
     """Row ranges ``[lo, hi)`` covering `kid` (group ids, sorted) that cut
-    only where the group changes: each as many whole groups as fit in
-    `rows` rows, or one group when it alone is longer."""
+    only where the group changes: each as many whole groups as `limit`
+    holds of their rows' `weight` (non-negative), or one group when it
+    alone weighs more."""
     starts = np.flatnonzero(np.diff(kid)) + 1
+    before = np.concatenate([[0], np.cumsum(weight)])  # weight of rows [0, i)
+    at_starts = before[starts]
     lo, n = 0, len(kid)
     while lo < n:
         hi = n
-        if lo + rows < n:
-            i = int(np.searchsorted(starts, lo + rows, "right")) - 1  # the last cut within `rows`
+        if before[n] - before[lo] > limit:
+            i = int(np.searchsorted(at_starts, before[lo] + limit, "right")) - 1  # the last cut within `limit`
             if i < 0 or starts[i] <= lo:
-                i = int(np.searchsorted(starts, lo, "right"))  # the group alone is longer: its end
+                i = int(np.searchsorted(starts, lo, "right"))  # the group alone weighs more: its end
             hi = int(starts[i]) if i < len(starts) else n
         yield lo, hi
         lo = hi
@@ -273,16 +276,24 @@ class TimeEngine:
 
     def _chunks(self, table: pa.Table, before: Closing, after: Closing) -> Iterator[pa.Table]:
         """The windows to emit over `table`'s panes, made a run of groups at
-        a time as they are read: at most about `EMIT_WINDOWS` windows each
-        (one group's windows may exceed it), whatever the micro-batch
-        closes. `table` is taken now, so that eviction cannot change it."""
+        a time as they are read: at most `EMIT_WINDOWS` windows each (one
+        group's alone may be more), whatever the micro-batch closes.
+        `table` is taken now, so that eviction cannot change it."""
         table, kid = sort_panes(table, self.spec.group_by, PANE)
-        per_row = -(-self.g.length // self.g.hop)  # windows a pane lies in
         counts: dict[int, int] = {}
-        for lo, hi in key_runs(kid, max(1, EMIT_WINDOWS // per_row)):
+        for lo, hi in key_runs(kid, self._new_windows(ints(table, PANE), kid), EMIT_WINDOWS):
             out = self._windows_of(self._merged(table.slice(lo, hi - lo), kid[lo:hi] - kid[lo]), before, after, counts)
             if out is not None:
                 yield out
+
+    def _new_windows(self, q: np.ndarray, kid: np.ndarray) -> np.ndarray:
+        """For panes `q` sorted by group (`kid`) and pane: the windows each
+        pane adds to its group's (those not over the group's previous
+        pane), so that a group's sum is the windows merging makes for it."""
+        first, last = self._windows(q)
+        after_prev = np.concatenate([[first[0] if len(q) else 0], last[:-1] + 1])
+        same = np.concatenate([[False], kid[1:] == kid[:-1]])
+        return np.maximum(last - np.where(same, np.maximum(first, after_prev), first) + 1, 0)
 
     def _windows_of(self, merged: pa.Table, before: Closing, after: Closing, counts: dict[int, int]) -> pa.Table | None:
         """Keep the `merged` windows to emit: closing now, or touched by this
