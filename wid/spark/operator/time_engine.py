@@ -293,7 +293,7 @@ class TimeEngine:
         first, last = self._windows(q)
         after_prev = np.concatenate([[first[0] if len(q) else 0], last[:-1] + 1])
         same = np.concatenate([[False], kid[1:] == kid[:-1]])
-        return np.maximum(last - np.where(same, np.maximum(first, after_prev), first) + 1, 0)
+        return np.asarray(np.maximum(last - np.where(same, np.maximum(first, after_prev), first) + 1, 0))
 
     def _windows_of(self, merged: pa.Table, before: Closing, after: Closing, counts: dict[int, int]) -> pa.Table | None:
         """Keep the `merged` windows to emit: closing now, or touched by this
