@@ -280,11 +280,34 @@ class TimeEngine:
         group's alone may be more), whatever the micro-batch closes.
         `table` is taken now, so that eviction cannot change it."""
         table, kid = sort_panes(table, self.spec.group_by, PANE)
+        touched = self._touched_groups(table, kid)
         counts: dict[int, int] = {}
         for lo, hi in key_runs(kid, self._new_windows(ints(table, PANE), kid), EMIT_WINDOWS):
-            out = self._windows_of(self._merged(table.slice(lo, hi - lo), kid[lo:hi] - kid[lo]), before, after, counts)
+            mine = None
+            if touched is not None:  # the touched rows of this chunk's groups
+                a = int(np.searchsorted(touched[1], kid[lo], "left"))
+                mine = touched[0].slice(a, int(np.searchsorted(touched[1], kid[hi - 1], "right")) - a)
+            merged = self._merged(table.slice(lo, hi - lo), kid[lo:hi] - kid[lo])
+            out = self._windows_of(merged, before, after, counts, mine)
             if out is not None:
                 yield out
+
+    def _touched_groups(self, table: pa.Table, kid: np.ndarray) -> tuple[pa.Table, np.ndarray] | None:
+        """This batch's touched (group, pane) rows (`add`), ordered by the
+        ids `kid` of their groups in `table` (panes sorted by group), and
+        those ids; rows of groups without panes in `table` are left out
+        (nothing of theirs emits). None when touched windows need no
+        emission."""
+        if self.touched is None or not (self.spec.reopen or self.spec.on_update):
+            return None
+        keys, n = list(self.spec.group_by), table.num_rows
+        gid, groups, _ = group_ids(concat([table.select(keys), self.touched.select(keys)]), keys)
+        to_kid = np.full(groups, -1, dtype=np.int64)
+        to_kid[gid[:n]] = kid
+        tkid = to_kid[gid[n:]]
+        order = np.argsort(tkid, kind="stable")
+        order = order[tkid[order] >= 0]
+        return self.touched.take(pa.array(order)), tkid[order]
 
     def _new_windows(self, q: np.ndarray, kid: np.ndarray) -> np.ndarray:
         """For panes `q` sorted by group (`kid`) and pane: the windows each
@@ -295,15 +318,17 @@ class TimeEngine:
         same = np.concatenate([[False], kid[1:] == kid[:-1]])
         return np.asarray(np.maximum(last - np.where(same, np.maximum(first, after_prev), first) + 1, 0))
 
-    def _windows_of(self, merged: pa.Table, before: Closing, after: Closing, counts: dict[int, int]) -> pa.Table | None:
+    def _windows_of(self, merged: pa.Table, before: Closing, after: Closing, counts: dict[int, int],
+                    touched_rows: pa.Table | None) -> pa.Table | None:
         """Keep the `merged` windows to emit: closing now, or touched by this
-        batch and reopened or (on_update) open; `counts` (groups per window
-        id so far) checks the cap."""
+        batch (`touched_rows`: its groups' rows of `self.touched`, None when
+        touched windows need no emission) and reopened or (on_update) open;
+        `counts` (groups per window id so far) checks the cap."""
         w = ints(merged, PANE)
         end = self._ends(w)
         bef, aft = before.of(merged, self.spec.scope), after.of(merged, self.spec.scope)
         keep = (bef < end) & (end <= aft)
-        touched = self._touched(merged, w)
+        touched = None if touched_rows is None else self._touched(merged, w, touched_rows)
         if touched is not None:
             keep |= touched & ((end <= aft) if self.spec.reopen else False)
             keep |= touched & ((end > aft) if self.spec.on_update else False)
@@ -356,16 +381,14 @@ class TimeEngine:
         out = pa.Table.from_batches([merge_sorted(table, kid, spec, None)])
         return out.rename_columns([PANE if c == MERGED_WID else c for c in out.column_names])
 
-    def _touched(self, merged: pa.Table, w: np.ndarray) -> np.ndarray | None:
+    def _touched(self, merged: pa.Table, w: np.ndarray, touched: pa.Table) -> np.ndarray:
         """For each merged window (group, w): did a row of this batch count
-        in it? None when touched windows need no emission."""
-        if self.touched is None or not (self.spec.reopen or self.spec.on_update):
-            return None
+        in it? `touched`: (group, pane, `WMIN`) rows of this batch."""
         keys = list(self.spec.group_by)
-        both = concat([merged.select(keys), self.touched.select(keys)])
+        both = concat([merged.select(keys), touched.select(keys)])
         gid, _, _ = group_ids(both, keys)
-        q = ints(self.touched, PANE)
-        lo, hi = ints(self.touched, WMIN), np.floor_divide(q, self.g.hop)
+        q = ints(touched, PANE)
+        lo, hi = ints(touched, WMIN), np.floor_divide(q, self.g.hop)
         count = np.maximum(hi - lo + 1, 0)
         trow = np.repeat(np.arange(len(q)), count)
         tw = lo[trow] + (np.arange(len(trow)) - np.repeat(np.cumsum(count) - count, count))
