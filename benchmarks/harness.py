@@ -145,9 +145,10 @@ def arrive_in_name_order(path: Path) -> None:
 
 
 def available_now(stream: DataFrame, handle: Callable[[DataFrame, int], None], checkpoint: str,
-                  mode: str = "append") -> tuple[float, Any]:
+                  mode: str = "append", provider: str | None = None) -> tuple[float, Any]:
     """Run `stream` to its end with the available-now trigger, each
-    micro-batch through `handle` (``foreachBatch``). Returns the wall seconds
+    micro-batch through `handle` (``foreachBatch``), on the state store
+    `provider` (a class name; None: the session's). Returns the wall seconds
     and the finished query (for its progress).
 
     Afterwards the session's state store settings go back to Spark's
@@ -155,6 +156,8 @@ def available_now(stream: DataFrame, handle: Callable[[DataFrame, int], None], c
     changelog checkpointing) on the session (`operator_layout`), and
     without the reset every query built after it, Spark's own included,
     ran on RocksDB instead of the store a user of Spark gets by default."""
+    if provider is not None:
+        stream.sparkSession.conf.set(PROVIDER, provider)
     started = time.perf_counter()
     try:
         query = (stream.writeStream.outputMode(mode).foreachBatch(handle).option("checkpointLocation", checkpoint)

@@ -2,7 +2,7 @@
 Structured Streaming queries computing the same results, side by side.
 
     python -m benchmarks.stream_windows [--rows 5000000] [--keys 1000] [--files 8] [--per-trigger 2] [--repeats 1] [--warm-s 60]
-                                        [--partitions N]
+                                        [--partitions N] [--state-store default|rocksdb]
 
 Data: `rows` events, `keys` keys, uniform event times over one day, written
 once as `files` Parquet files sorted by time into a landing directory, read
@@ -20,6 +20,15 @@ benchmark session's 4).
 wid runs each query twice: on its default (native) path, and on the WID
 operator (``spark.wid.streaming.path = operator``).
 
+The native path and the hand-written query run on the state store a Spark
+user gets by default (HDFS-backed: every state row on the JVM heap), or with
+``--state-store rocksdb`` on RocksDB, which Spark's documentation advises
+for large state; the WID operator always runs on RocksDB. At 100,000 keys
+a micro-batch of 5M rows leaves up to 144M hopping windows in the state
+store, and on the default store the hand-written query spent its time in
+full collections of the 8 GB driver heap (130 s of GC in its first 9
+minutes, 2026-11-24, twelfth stop).
+
 Each query runs on a fresh checkpoint each time. Every query has one
 checked run (untimed; it also warms the JIT and the Python workers): its
 micro-batches are counted and summed, and the rows emitted and the sum of
@@ -32,7 +41,8 @@ the end of the available-now run.
 
 Within each group below, untimed rounds follow the checked runs until
 every query of the group has run for `warm-s` seconds (60 by default, its
-checked run included; at least one round): each query is timed at the
+checked run included; at least one round, none with ``--warm-s 0``, for
+queries whose checked run alone takes minutes): each query is timed at the
 same warmth, whatever its speed. (Until 2026-11-24, tenth stop, one
 untimed round each: the hand-written hopping query had then run for about
 75 s and the WID operator for about 11 s, and the operator's runs were
@@ -88,6 +98,7 @@ from benchmarks.harness import (
     tws_floor,
 )
 from wid.spark.batch import PATH_CONF
+from wid.spark.operator.plan import ROCKSDB
 from wid.spec import Window
 
 LATENESS_MS = 600_000
@@ -117,8 +128,9 @@ def on_operator(stream: DataFrame, window: Window) -> DataFrame:
         spark.conf.unset(PATH_CONF)
 
 
-def checked(output: DataFrame, mode: str, checkpoint: str) -> tuple[int, int]:
-    """(rows, sum of n) `output` emits in an available-now run, untimed."""
+def checked(output: DataFrame, mode: str, checkpoint: str, provider: str | None = None) -> tuple[int, int]:
+    """(rows, sum of n) `output` emits in an available-now run on state
+    store `provider` (None: the session's), untimed."""
     totals = [0, 0]
 
     def handle(df: DataFrame, _: int) -> None:
@@ -126,14 +138,15 @@ def checked(output: DataFrame, mode: str, checkpoint: str) -> tuple[int, int]:
         totals[0] += int(row[0])
         totals[1] += int(row[1] or 0)
 
-    available_now(output, handle, checkpoint, mode)
+    available_now(output, handle, checkpoint, mode, provider)
     return totals[0], totals[1]
 
 
-def timed(output: DataFrame, mode: str, checkpoint: str) -> float:
-    """Seconds of an available-now run writing each micro-batch to ``noop``."""
+def timed(output: DataFrame, mode: str, checkpoint: str, provider: str | None = None) -> float:
+    """Seconds of an available-now run writing each micro-batch to
+    ``noop``, on state store `provider` (None: the session's)."""
     seconds, _ = available_now(output, lambda df, _: df.write.format("noop").mode("overwrite").save(), checkpoint,
-                               mode)
+                               mode, provider)
     return seconds
 
 
@@ -142,8 +155,13 @@ def main() -> None:
     parser.add_argument("--kinds", default="tumbling,hopping")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--warm-s", type=float, default=WARM_S,
-                        help="untimed rounds until every query of a group has run this long (its checked run included)")
+                        help="untimed rounds until every query of a group has run this long (its checked run "
+                             "included; at least one round, none with 0)")
+    parser.add_argument("--state-store", choices=("default", "rocksdb"), default="default",
+                        help="the state store of wid's native path and the hand-written query (the WID operator "
+                             "always runs on RocksDB)")
     args = parser.parse_args()
+    provider = ROCKSDB if args.state_store == "rocksdb" else None
     spark = session(shuffle_partitions=args.partitions)
     args.partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
     work = Path(tempfile.mkdtemp(prefix="wid-stream-bench-"))
@@ -168,15 +186,16 @@ def main() -> None:
             warmed = {}
             for name in group:
                 started = time.perf_counter()
-                results[name] = {"emitted": checked(queries[name](), "append", str(work / f"ck-{name}-checked")),
+                results[name] = {"emitted": checked(queries[name](), "append", str(work / f"ck-{name}-checked"),
+                                                         provider),
                                  "runs": []}
                 warmed[name] = time.perf_counter() - started
                 print(f"  {name:22s} checked: emitted {results[name]['emitted']}", flush=True)
                 assert results[name]["emitted"] == results[next(iter(queries))]["emitted"], results
             rounds = 0
-            while rounds == 0 or min(warmed.values()) < args.warm_s:  # untimed: the JIT still warming
+            while (rounds == 0 and args.warm_s > 0) or min(warmed.values()) < args.warm_s:  # the JIT still warming
                 for name in group:
-                    warmed[name] += timed(queries[name](), "append", str(work / f"ck-{name}-warm-{rounds}"))
+                    warmed[name] += timed(queries[name](), "append", str(work / f"ck-{name}-warm-{rounds}"), provider)
                 rounds += 1
             for name in group:
                 results[name]["warm_up"] = {"rounds": rounds, "seconds": warmed[name]}
@@ -184,7 +203,7 @@ def main() -> None:
                       flush=True)
             for i in range(args.repeats):
                 for name in group:
-                    seconds = timed(queries[name](), "append", str(work / f"ck-{name}-{i}"))
+                    seconds = timed(queries[name](), "append", str(work / f"ck-{name}-{i}"), provider)
                     runs = [*results[name]["runs"], seconds]
                     median = statistics.median(runs)
                     results[name].update(seconds=median, runs=runs, rows_per_s=args.rows / median)
@@ -200,7 +219,7 @@ def main() -> None:
             results[f"ratio_{kind}" if ours == f"wid_{kind}" else f"ratio_operator_{kind}"] = ratio
             print(f"  wid ({path}) / hand-written throughput, {kind}: {ratio:.2f}x (target {target})", flush=True)
     print(f"machine: {machine()}; {args.rows:,} rows, {args.keys:,} keys, local[2], {args.partitions} shuffle "
-          f"partitions, {args.files} files, {args.per_trigger} per trigger")
+          f"partitions, {args.files} files, {args.per_trigger} per trigger, state store {args.state_store}")
     save(f"stream_windows_{args.keys}", {**vars(args), "results": results})
     shutil.rmtree(work, ignore_errors=True)
 
