@@ -2,7 +2,7 @@
 Structured Streaming queries computing the same results, side by side.
 
     python -m benchmarks.stream_windows [--rows 5000000] [--keys 1000] [--files 8] [--per-trigger 2] [--repeats 1] [--warm-s 60]
-                                        [--partitions N] [--state-store default|rocksdb]
+                                        [--partitions N] [--state-store default|rocksdb] [--paths native,spark,operator]
 
 Data: `rows` events, `keys` keys, uniform event times over one day, written
 once as `files` Parquet files sorted by time into a landing directory, read
@@ -75,6 +75,7 @@ start, the RocksDB state store's open and commit, the tasks). Targets (issue 3):
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import statistics
 import tempfile
@@ -150,18 +151,68 @@ def timed(output: DataFrame, mode: str, checkpoint: str, provider: str | None = 
     return seconds
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = stream_parser(__doc__, rows=5_000_000, files=8, partitions=None)
     parser.add_argument("--kinds", default="tumbling,hopping")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--warm-s", type=float, default=WARM_S,
                         help="untimed rounds until every query of a group has run this long (its checked run "
                              "included; at least one round, none with 0)")
+    parser.add_argument("--paths", default="native,spark,operator",
+                        help="which queries run: wid's native path, the hand-written query, the WID operator")
     parser.add_argument("--state-store", choices=("default", "rocksdb"), default="default",
                         help="the state store of wid's native path and the hand-written query (the WID operator "
                              "always runs on RocksDB)")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def run_group(group: list[str], queries: dict[str, Callable[[], DataFrame]], results: dict[str, Any],
+              args: argparse.Namespace, work: Path) -> None:
+    """Checked runs, untimed rounds, then `args.repeats` timed rounds of
+    the queries in `group`, into `results`."""
     provider = ROCKSDB if args.state_store == "rocksdb" else None
+    warmed = {}
+    for name in group:
+        started = time.perf_counter()
+        emitted = checked(queries[name](), "append", str(work / f"ck-{name}-checked"), provider)
+        results[name] = {"emitted": emitted, "runs": []}
+        warmed[name] = time.perf_counter() - started
+        print(f"  {name:22s} checked: emitted {emitted}", flush=True)
+        assert emitted == results[next(q for q in queries if q in results)]["emitted"], results
+    rounds = 0
+    while (rounds == 0 and args.warm_s > 0) or min(warmed.values()) < args.warm_s:  # the JIT still warming
+        for name in group:
+            warmed[name] += timed(queries[name](), "append", str(work / f"ck-{name}-warm-{rounds}"), provider)
+        rounds += 1
+    for name in group:
+        results[name]["warm_up"] = {"rounds": rounds, "seconds": warmed[name]}
+        print(f"  {name:22s} warmed up: {rounds} untimed rounds, {warmed[name]:.1f} s with its checked run", flush=True)
+    for i in range(args.repeats):
+        for name in group:
+            seconds = timed(queries[name](), "append", str(work / f"ck-{name}-{i}"), provider)
+            runs = [*results[name]["runs"], seconds]
+            median = statistics.median(runs)
+            results[name].update(seconds=median, runs=runs, rows_per_s=args.rows / median)
+            print(f"  {name:22s} {seconds:8.2f} s  {args.rows / seconds:12,.0f} rows/s", flush=True)
+
+
+def report(kind: str, results: dict[str, Any], floor: Callable[[int], float], repeats: int) -> None:
+    """Spark's floor (when the WID operator ran) and the ratios to the
+    hand-written query, into `results`."""
+    if f"wid_operator_{kind}" in results:
+        results[f"tws_floor_{kind}_s"] = median = statistics.median(floor(i) for i in range(repeats))
+        print(f"  Spark's floor for a Python stateful operator over the same micro-batches {median:6.2f} s  (read "
+              "whole, 1 row in 1,000 through a do-nothing transformWithStateInPandas)", flush=True)
+    target = ">= 0.9" if kind == "tumbling" else ">= 10"
+    for ours, path, key in ((f"wid_{kind}", "native path", f"ratio_{kind}"),
+                            (f"wid_operator_{kind}", "WID operator", f"ratio_operator_{kind}")):
+        if ours in results and f"spark_{kind}" in results:
+            results[key] = ratio = results[ours]["rows_per_s"] / results[f"spark_{kind}"]["rows_per_s"]
+            print(f"  wid ({path}) / hand-written throughput, {kind}: {ratio:.2f}x (target {target})", flush=True)
+
+
+def main() -> None:
+    args = arguments()
     spark = session(shuffle_partitions=args.partitions)
     args.partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
     work = Path(tempfile.mkdtemp(prefix="wid-stream-bench-"))
@@ -175,6 +226,7 @@ def main() -> None:
         return spark.readStream.schema(schema).option("maxFilesPerTrigger", args.per_trigger).parquet(str(land))
 
     results: dict[str, Any] = {}
+    paths = {"native": "wid_{}", "spark": "spark_{}", "operator": "wid_operator_{}"}
     for kind in args.kinds.split(","):
         window = windows()[kind]
         queries: dict[str, Callable[[], DataFrame]] = {
@@ -182,42 +234,13 @@ def main() -> None:
             f"spark_{kind}": lambda k=kind: hand_written(source(), k),
             f"wid_operator_{kind}": lambda w=window: on_operator(source(), w),
         }
+        chosen = {paths[p].format(kind) for p in args.paths.split(",")}
         for group in ([f"wid_{kind}", f"spark_{kind}"], [f"wid_operator_{kind}"]):  # JVM alone, then Python
-            warmed = {}
-            for name in group:
-                started = time.perf_counter()
-                results[name] = {"emitted": checked(queries[name](), "append", str(work / f"ck-{name}-checked"),
-                                                         provider),
-                                 "runs": []}
-                warmed[name] = time.perf_counter() - started
-                print(f"  {name:22s} checked: emitted {results[name]['emitted']}", flush=True)
-                assert results[name]["emitted"] == results[next(iter(queries))]["emitted"], results
-            rounds = 0
-            while (rounds == 0 and args.warm_s > 0) or min(warmed.values()) < args.warm_s:  # the JIT still warming
-                for name in group:
-                    warmed[name] += timed(queries[name](), "append", str(work / f"ck-{name}-warm-{rounds}"), provider)
-                rounds += 1
-            for name in group:
-                results[name]["warm_up"] = {"rounds": rounds, "seconds": warmed[name]}
-                print(f"  {name:22s} warmed up: {rounds} untimed rounds, {warmed[name]:.1f} s with its checked run",
-                      flush=True)
-            for i in range(args.repeats):
-                for name in group:
-                    seconds = timed(queries[name](), "append", str(work / f"ck-{name}-{i}"), provider)
-                    runs = [*results[name]["runs"], seconds]
-                    median = statistics.median(runs)
-                    results[name].update(seconds=median, runs=runs, rows_per_s=args.rows / median)
-                    print(f"  {name:22s} {seconds:8.2f} s  {args.rows / seconds:12,.0f} rows/s", flush=True)
-        floor = statistics.median(tws_floor(source(), "k", args.partitions, str(work / f"floor-{kind}-{i}"))
-                                  for i in range(args.repeats))
-        results[f"tws_floor_{kind}_s"] = floor
-        print(f"  Spark's floor for a Python stateful operator over the same micro-batches {floor:6.2f} s  (read "
-              "whole, 1 row in 1,000 through a do-nothing transformWithStateInPandas)", flush=True)
-        target = ">= 0.9" if kind == "tumbling" else ">= 10"
-        for ours, path in ((f"wid_{kind}", "native path"), (f"wid_operator_{kind}", "WID operator")):
-            ratio = results[ours]["rows_per_s"] / results[f"spark_{kind}"]["rows_per_s"]
-            results[f"ratio_{kind}" if ours == f"wid_{kind}" else f"ratio_operator_{kind}"] = ratio
-            print(f"  wid ({path}) / hand-written throughput, {kind}: {ratio:.2f}x (target {target})", flush=True)
+            mine = [name for name in group if name in chosen]
+            if mine:
+                run_group(mine, queries, results, args, work)
+        report(kind, results, lambda i, k=kind: tws_floor(source(), "k", args.partitions, str(work / f"floor-{k}-{i}")),
+               args.repeats)
     print(f"machine: {machine()}; {args.rows:,} rows, {args.keys:,} keys, local[2], {args.partitions} shuffle "
           f"partitions, {args.files} files, {args.per_trigger} per trigger, state store {args.state_store}")
     save(f"stream_windows_{args.keys}", {**vars(args), "results": results})
