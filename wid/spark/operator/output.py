@@ -47,7 +47,8 @@ def conform(table: pa.Table, kind: str, schema: pa.Schema) -> pa.RecordBatch:
 def frames(out: ShardOutput, schema: pa.Schema, chunk_rows: int = CHUNK_ROWS) -> Iterator[pd.DataFrame]:
     """A shard's micro-batch as the operator's output rows in `schema`: its
     windows (read chunk by chunk when the engine emits lazily), retractions
-    and late rows in frames of at most `chunk_rows` rows (one Arrow batch each on the way to the JVM: a bounded batch, as
+    and late rows in frames of at most `chunk_rows` rows (one Arrow batch
+    each on the way to the JVM: a bounded batch, as
     `wid.spark.operator.tables.to_chunks` explains), then exactly one stats
     row."""
     for kind, part in (("w", out.windows), ("r", out.retractions), ("l", out.late)):
