@@ -102,10 +102,11 @@ def key_ids(tbl: pa.Table, keys: tuple[str, ...]) -> np.ndarray:
     return np.cumsum(changed) - 1
 
 
-def _windows(spec: MergeSpec, kid: np.ndarray, q: np.ndarray, last: int | None) -> tuple[np.ndarray, ...]:
-    """(row of a pane of the window's key, window id, first pane, last pane)."""
-    if spec.kind == "session":
-        return _sessions(kid, q, spec.length)
+def _spans(spec: MergeSpec, kid: np.ndarray, q: np.ndarray, last: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """For each pane (sliding or cumulative windows; panes sorted by key
+    id `kid`, then pane `q`): the ids ``lo..hi`` of the windows it adds to
+    its key's, those not over the key's previous pane (none when
+    ``lo > hi``)."""
     if spec.kind == "sliding":
         length, hop, off = spec.length, spec.hop, spec.offset
         lo = -_floor_div(-(q - off - length + 1), hop)
@@ -120,7 +121,21 @@ def _windows(spec: MergeSpec, kid: np.ndarray, q: np.ndarray, last: int | None) 
     same_key = np.zeros(len(q), dtype=bool)
     same_key[1:] = kid[1:] == kid[:-1]
     prev_hi = np.concatenate([[np.iinfo(np.int64).min], hi[:-1]])
-    lo = np.where(same_key, np.maximum(lo, prev_hi + 1), lo)
+    return np.where(same_key, np.maximum(lo, prev_hi + 1), lo), hi
+
+
+def new_windows(spec: MergeSpec, kid: np.ndarray, q: np.ndarray, last: int | None = None) -> np.ndarray:
+    """How many windows each pane adds to its key's (`_spans`): summed over
+    a key's panes, the windows `merge_sorted` makes for that key."""
+    lo, hi = _spans(spec, kid, q, last)
+    return np.asarray(np.maximum(hi - lo + 1, 0))
+
+
+def _windows(spec: MergeSpec, kid: np.ndarray, q: np.ndarray, last: int | None) -> tuple[np.ndarray, ...]:
+    """(row of a pane of the window's key, window id, first pane, last pane)."""
+    if spec.kind == "session":
+        return _sessions(kid, q, spec.length)
+    lo, hi = _spans(spec, kid, q, last)
     count = np.maximum(hi - lo + 1, 0)
     row = np.repeat(np.arange(len(q)), count)
     step = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)

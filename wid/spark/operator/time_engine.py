@@ -54,7 +54,7 @@ from wid.spark.operator.tables import (
     state_bytes,
 )
 from wid.spark.pane_merge import WID as MERGED_WID
-from wid.spark.pane_merge import FieldOp, MergeSpec, merge_sorted, sort_panes
+from wid.spark.pane_merge import FieldOp, MergeSpec, merge_sorted, new_windows, sort_panes
 
 START, END, FINAL = "_wid_start", "_wid_end", "_wid_final"
 WMIN = "_wid_wmin"
@@ -277,12 +277,12 @@ class TimeEngine:
     def _chunks(self, table: pa.Table, before: Closing, after: Closing) -> Iterator[pa.Table]:
         """The windows to emit over `table`'s panes, made a run of groups at
         a time as they are read: at most `EMIT_WINDOWS` windows each (one
-        group's alone may be more), whatever the micro-batch closes.
-        `table` is taken now, so that eviction cannot change it."""
+        group's alone may be more; `pane_merge.new_windows` counts them),
+        whatever the micro-batch closes. `table` is taken now, so that eviction cannot change it."""
         table, kid = sort_panes(table, self.spec.group_by, PANE)
         touched = self._touched_groups(table, kid)
         counts: dict[int, int] = {}
-        for lo, hi in key_runs(kid, self._new_windows(ints(table, PANE), kid), EMIT_WINDOWS):
+        for lo, hi in key_runs(kid, new_windows(self._merge_spec(), kid, ints(table, PANE)), EMIT_WINDOWS):
             mine = None
             if touched is not None:  # the touched rows of this chunk's groups
                 a = int(np.searchsorted(touched[1], kid[lo], "left"))
@@ -308,15 +308,6 @@ class TimeEngine:
         order = np.argsort(tkid, kind="stable")
         order = order[tkid[order] >= 0]
         return self.touched.take(pa.array(order)), tkid[order]
-
-    def _new_windows(self, q: np.ndarray, kid: np.ndarray) -> np.ndarray:
-        """For panes `q` sorted by group (`kid`) and pane: the windows each
-        pane adds to its group's (those not over the group's previous
-        pane), so that a group's sum is the windows merging makes for it."""
-        first, last = self._windows(q)
-        after_prev = np.concatenate([[first[0] if len(q) else 0], last[:-1] + 1])
-        same = np.concatenate([[False], kid[1:] == kid[:-1]])
-        return np.asarray(np.maximum(last - np.where(same, np.maximum(first, after_prev), first) + 1, 0))
 
     def _windows_of(self, merged: pa.Table, before: Closing, after: Closing, counts: dict[int, int],
                     touched_rows: pa.Table | None) -> pa.Table | None:
@@ -376,10 +367,13 @@ class TimeEngine:
                     fields.append(FieldOp("moments", tuple(ins), tuple(field(i, o) for o in outs)))
                 else:
                     fields.append(FieldOp(op, (field(i, name),), (field(i, name),)))
-        spec = MergeSpec(keys=self.spec.group_by, pane=PANE, kind="sliding", fields=tuple(fields),
-                         length=self.g.length, hop=self.g.hop)
-        out = pa.Table.from_batches([merge_sorted(table, kid, spec, None)])
+        out = pa.Table.from_batches([merge_sorted(table, kid, self._merge_spec(tuple(fields)), None)])
         return out.rename_columns([PANE if c == MERGED_WID else c for c in out.column_names])
+
+    def _merge_spec(self, fields: tuple[FieldOp, ...] = ()) -> MergeSpec:
+        """`wid.spark.pane_merge`'s sliding windows over this geometry's panes."""
+        return MergeSpec(keys=self.spec.group_by, pane=PANE, kind="sliding", fields=fields, length=self.g.length,
+                         hop=self.g.hop)
 
     def _touched(self, merged: pa.Table, w: np.ndarray, touched: pa.Table) -> np.ndarray:
         """For each merged window (group, w): did a row of this batch count
