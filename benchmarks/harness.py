@@ -26,12 +26,29 @@ from wid.spark.operator.plan import CHANGELOG, PROVIDER
 from wid.spark.session import spark_session
 
 DAY_US = 86_400_000_000
+# Spark's state store maintenance runs every MAINTENANCE_S seconds in the
+# benchmark session (Spark's default: 60). Each maintenance run unloads the
+# state of the queries that have stopped; until then the default
+# (HDFS-backed) store keeps a stopped query's last two versions of state on
+# the JVM heap. A benchmark runs one short query after another in one JVM,
+# and with 60 s the state of several finished queries piled up: at 100,000
+# keys, one 5M-row micro-batch of tumbling windows leaves 4.9M state rows
+# (1.15 GB), the old generation filled, and runs of the same query took
+# 16-25 s or 31-49 s by chance (2026-11-24, twelfth stop). With 5 s and a
+# pause of SETTLE_S after each query, alternating runs of wid's native path
+# and the hand-written query took 15.8 and 16.7 s, then 15.6 and 16.6 s, with
+# no full collection (2026-11-24, thirteenth stop). A user's long-running
+# query holds only its own state, so neither setting favours a query.
+MAINTENANCE_S = 5
+SETTLE_S = MAINTENANCE_S + 1
 
 
 def session(master: str = "local[2]", shuffle_partitions: int | None = 4) -> Any:
-    """The benchmark session (driver memory is set before the JVM starts);
+    """The benchmark session (driver memory is set before the JVM starts,
+    the state store maintenance interval before the first stateful query);
     `shuffle_partitions` None leaves wid's default (one per local core)."""
-    conf: dict[str, Any] = {"spark.driver.memory": "8g"}
+    conf: dict[str, Any] = {"spark.driver.memory": "8g",
+                            "spark.sql.streaming.stateStore.maintenanceInterval": f"{MAINTENANCE_S}s"}
     if shuffle_partitions is not None:
         conf["spark.sql.shuffle.partitions"] = shuffle_partitions
     return spark_session(master=master, app_name="wid-bench", conf=conf)
@@ -151,7 +168,9 @@ def available_now(stream: DataFrame, handle: Callable[[DataFrame, int], None], c
     `provider` (a class name; None: the session's). Returns the wall seconds
     and the finished query (for its progress).
 
-    Afterwards the session's state store settings go back to Spark's
+    Afterwards it waits `SETTLE_S` (untimed), so that state store
+    maintenance unloads the stopped query's state before the next query
+    starts; and the session's state store settings go back to Spark's
     defaults: building a WID operator plan sets the RocksDB store (with
     changelog checkpointing) on the session (`operator_layout`), and
     without the reset every query built after it, Spark's own included,
@@ -163,7 +182,9 @@ def available_now(stream: DataFrame, handle: Callable[[DataFrame, int], None], c
         query = (stream.writeStream.outputMode(mode).foreachBatch(handle).option("checkpointLocation", checkpoint)
                  .trigger(availableNow=True).start())
         query.awaitTermination()
-        return time.perf_counter() - started, query
+        seconds = time.perf_counter() - started
+        time.sleep(SETTLE_S)
+        return seconds, query
     finally:
         for key in (PROVIDER, CHANGELOG):
             stream.sparkSession.conf.unset(key)
