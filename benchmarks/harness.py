@@ -34,11 +34,12 @@ DAY_US = 86_400_000_000
 # and with 60 s the state of several finished queries piled up: at 100,000
 # keys, one 5M-row micro-batch of tumbling windows leaves 4.9M state rows
 # (1.15 GB), the old generation filled, and runs of the same query took
-# 16-25 s or 31-49 s by chance (2026-11-24, twelfth stop). With 5 s and a
-# pause of SETTLE_S after each query, alternating runs of wid's native path
-# and the hand-written query took 15.8 and 16.7 s, then 15.6 and 16.6 s, with
-# no full collection (2026-11-24, thirteenth stop). A user's long-running
-# query holds only its own state, so neither setting favours a query.
+# 16-25 s or 31-49 s by chance (2026-11-24, twelfth stop). With 5 s alone,
+# alternating runs of wid's native path and the hand-written query took 15.8
+# and 16.7 s, then 15.6 and 16.6 s, with no full collection (2026-11-24,
+# thirteenth stop); the pause of SETTLE_S after each query makes sure a
+# maintenance run falls between two queries. A user's long-running query
+# holds only its own state, so neither setting favours a query.
 MAINTENANCE_S = 5
 SETTLE_S = MAINTENANCE_S + 1
 
