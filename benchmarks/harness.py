@@ -226,17 +226,21 @@ def tws_floor(stream: DataFrame, key: str, groups: int, checkpoint: str) -> floa
     return seconds
 
 
-def stream_parser(doc: str | None, rows: int, files: int, partitions: int | None = 4) -> argparse.ArgumentParser:
+def stream_parser(doc: str | None, rows: int, files: int, partitions: int | None = 4,
+                  per_trigger: int | None = 2) -> argparse.ArgumentParser:
     """The arguments every streaming benchmark takes: --rows, --keys,
-    --files (landed Parquet files), --per-trigger (files per micro-batch)
-    and --partitions (``spark.sql.shuffle.partitions``, and so the WID
-    operator's shards; default `partitions`, None for wid's default: one per
-    local core)."""
+    --files (landed Parquet files), --per-trigger (files per micro-batch;
+    default `per_trigger`, None for Spark's default read limit: every file
+    there at the start in one micro-batch) and --partitions
+    (``spark.sql.shuffle.partitions``, and so the WID operator's shards;
+    default `partitions`, None for wid's default: one per local core)."""
     parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     parser.add_argument("--rows", type=int, default=rows)
     parser.add_argument("--keys", type=int, default=1000)
     parser.add_argument("--files", type=int, default=files)
-    parser.add_argument("--per-trigger", type=int, default=2)
+    parser.add_argument("--per-trigger", type=int, default=per_trigger,
+                        help="files a micro-batch (maxFilesPerTrigger); default "
+                             f"{per_trigger or 'Spark’s: every landed file in one micro-batch'}")
     parser.add_argument("--partitions", type=int, default=partitions,
                         help="spark.sql.shuffle.partitions (and the WID operator's shards); "
                              f"default {partitions or 'wid’s: one per local core'}")
