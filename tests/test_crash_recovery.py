@@ -18,7 +18,8 @@ from tests.test_join_stream_pipeline import PIPELINE
 
 def test_sigkill_five_times_then_drain_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     result = one_run(tmp_path, seed=7, kills=5)
-    assert result["kills"] >= 1, "the stream finished before it could be killed; make it longer"
+    # issue 3 asks for at least five kills in the suite: this test alone makes all five
+    assert result["kills"] == 5, f"the stream finished after {result['kills']} kills; make it longer"
     assert result["duplicates"] == 0 and result["missing"] == 0 and result["extra"] == 0, result
 
 
