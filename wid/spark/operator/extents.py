@@ -98,7 +98,9 @@ def ranges(held: pa.Table, keys: Sequence[str], position: str, windows: pa.Table
     order = key_order(hid, ints(held, position))
     if not np.array_equal(order, np.arange(len(order))):  # merged tables come in this order already
         held, hid = held.take(pa.array(order)), hid[order]
-    uniq, kid = np.unique(hid, return_inverse=True)
+    starts = np.ones(len(hid), dtype=bool)  # hid is sorted now: its distinct values in one pass, not np.unique's sort
+    starts[1:] = hid[1:] != hid[:-1]
+    uniq, kid = hid[starts], np.cumsum(starts) - 1
     at = np.clip(np.searchsorted(uniq, wid), 0, len(uniq) - 1)
     found = uniq[at] == wid
     i0, i1 = pane_ranges(kid.astype(np.int64), ints(held, position), at.astype(np.int64),
