@@ -29,7 +29,7 @@ the Spark-only form this replaces when all fields can merge here, and
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -271,27 +271,36 @@ def ranks(col: pa.ChunkedArray, op: str) -> np.ndarray:
     return np.where(nulls, worst, rank)
 
 
-def _arg_best(rank: np.ndarray, i0: np.ndarray, i1: np.ndarray, op: str) -> np.ndarray:
-    """Index of the min (or max) rank in each [i0, i1), by a sparse table."""
-    better = np.less_equal if op == "min" else np.greater_equal
-    length = i1 - i0
+def _sparse_table(base: np.ndarray, length: np.ndarray,
+                  combine: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """A sparse table over `base` for ranges of up to ``max(length)`` rows:
+    row j holds `combine` over the 2^j values from each position (entries
+    no range of that level reads are left as they are), and each range's
+    level, ``floor(log2(length))``. One 2-D table, so that a range is
+    answered by one gather per end whatever its level (a pass over all
+    ranges per level was 2.7x slower: 26 ms against 10 ms for 312,000
+    ranges over 416,000 rows)."""
+    n = len(base)
     levels = max(1, int(length.max(initial=1)).bit_length())
-    table = [np.arange(len(rank))]
+    table = np.empty((levels, n), dtype=base.dtype)
+    table[0] = base
     for j in range(1, levels):
-        prev, half = table[-1], 1 << (j - 1)
-        nxt = prev.copy()
-        a, b = prev[:-half], prev[half:]
-        nxt[:-half] = np.where(better(rank[a], rank[b]), a, b)
-        table.append(nxt)
-    level = np.floor(np.log2(np.maximum(length, 1))).astype(np.int64)
-    best = np.empty(len(i0), dtype=np.int64)
-    for j in range(levels):
-        sel = level == j
-        if sel.any():
-            a = table[j][i0[sel]]
-            b = table[j][i1[sel] - (1 << j)]
-            best[sel] = np.where(better(rank[a], rank[b]), a, b)
-    return best
+        half = 1 << (j - 1)
+        table[j, : n - half] = combine(table[j - 1, :-half], table[j - 1, half:])
+        table[j, n - half:] = table[j - 1, n - half:]
+    return table, (np.frexp(np.maximum(length, 1))[1] - 1).astype(np.int64)  # exact below 2^53
+
+
+def _arg_best(rank: np.ndarray, i0: np.ndarray, i1: np.ndarray, op: str) -> np.ndarray:
+    """Index of the min (or max) rank in each non-empty [i0, i1), by a
+    sparse table of indices."""
+    better = np.less_equal if op == "min" else np.greater_equal
+
+    def pick(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.where(better(rank[a], rank[b]), a, b)
+
+    table, level = _sparse_table(np.arange(len(rank)), i1 - i0, pick)
+    return pick(table[level, i0], table[level, i1 - (np.int64(1) << level)])
 
 
 def _best(keys: np.ndarray, i0: np.ndarray, i1: np.ndarray, op: str) -> np.ndarray:
@@ -299,19 +308,8 @@ def _best(keys: np.ndarray, i0: np.ndarray, i1: np.ndarray, op: str) -> np.ndarr
     table of the values themselves: one ``np.minimum`` pass a level, where
     `_arg_best` gathers ranks twice a level (about 3x the time)."""
     better = np.minimum if op == "min" else np.maximum
-    length = i1 - i0
-    levels = max(1, int(length.max(initial=1)).bit_length())
-    table = [keys]
-    for j in range(1, levels):
-        prev, half = table[-1], 1 << (j - 1)
-        table.append(better(prev[:-half], prev[half:]))
-    level = np.floor(np.log2(np.maximum(length, 1))).astype(np.int64)
-    best = np.empty(len(i0), dtype=keys.dtype)
-    for j in range(levels):
-        sel = level == j
-        if sel.any():
-            best[sel] = better(table[j][i0[sel]], table[j][i1[sel] - (1 << j)])
-    return best
+    table, level = _sparse_table(keys, i1 - i0, better)
+    return np.asarray(better(table[level, i0], table[level, i1 - (np.int64(1) << level)]))
 
 
 def _extreme(col: pa.ChunkedArray, i0: np.ndarray, i1: np.ndarray, op: str) -> pa.Array:
