@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -140,3 +141,29 @@ def test_min_and_max_return_the_value_itself_signed_zero_included() -> None:
     ints = pa.chunked_array([pa.array([5, -7, None, 3], pa.int32())])
     got = pm._extreme(ints, pa.array([0, 2]).to_numpy(), pa.array([4, 3]).to_numpy(), "min")
     assert got.type == pa.int32() and got.to_pylist() == [-7, None]
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), longest=st.sampled_from([1, 7, 300, 9 * pm.BLOCK_ROWS]),
+       shuffled=st.booleans(), nulls=st.booleans())
+def test_min_and_max_of_many_ranges_equal_a_reduction_over_each(seed: int, longest: int, shuffled: bool,
+                                                                 nulls: bool) -> None:
+    """Tables of more than two `pm.BLOCK_ROWS` blocks, with ranges in order
+    of their start (answered block by block), shuffled, and long enough
+    that blocks would overlap (answered in one table): each range's min
+    and max equal NumPy's reduction over the range's own rows."""
+    rng = np.random.default_rng(seed)
+    n = 2 * pm.BLOCK_ROWS + int(rng.integers(1, pm.BLOCK_ROWS))
+    values = rng.normal(size=n)
+    mask = rng.random(n) < 0.05 if nulls else np.zeros(n, dtype=bool)
+    i0 = np.sort(rng.integers(0, n, n // 3))
+    i1 = np.minimum(i0 + rng.integers(1, longest + 1, len(i0)), n)
+    if shuffled:
+        order = rng.permutation(len(i0))
+        i0, i1 = i0[order], i1[order]
+    col = pa.chunked_array([pa.array(values, mask=mask)])
+    for op, reduce, empty in (("min", np.minimum, np.inf), ("max", np.maximum, -np.inf)):
+        padded = np.append(np.where(mask, empty, values), empty)  # reduceat over [i0, i1): pairs, one past the end
+        want = reduce.reduceat(padded, np.column_stack([i0, i1]).ravel())[::2]
+        got = pm._extreme(col, i0, i1, op).to_numpy(zero_copy_only=False)
+        assert np.array_equal(np.where(np.isinf(want), np.nan, want), got, equal_nan=True)
