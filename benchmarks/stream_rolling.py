@@ -168,6 +168,7 @@ def batches_of(files: int, per: int | None) -> int:
 
 
 def label(per: int | None) -> str:
+    """A micro-batch size's name in the report and the results file."""
     return "all" if per is None else str(per)
 
 
