@@ -86,11 +86,12 @@ def test_rolling_includes_ties_and_every_rows() -> None:
 
 
 def test_landmark_cumulate_and_rows_before_landmark() -> None:
-    # landmark 0, hop 1 s, max 2 s: [0,1) [0,2) | [2,3) [2,4) ...; the last row (2.5 s) bounds the windows
+    # landmark 0, hop 1 s, max 2 s: [0,1) [0,2) | [2,3) [2,4) | ...; a period is finite, so the last row
+    # (2.5 s) is in every window of its period, [2,4) included (Flink's CUMULATE at the end of input)
     data = rows((0, "a", 1), (int(1.5 * S), "a", 2), (int(2.5 * S), "a", 4), (-S, "a", 8))
     out = evaluate(data, win("landmark", hop_ms=1000, landmark_ms=0, max_duration_ms=2000))
     assert [(r["window_start"], r["window_end"], r["s"]) for r in out.rows] == [
-        (0, S, 1), (0, 2 * S, 3), (2 * S, 3 * S, 4)]
+        (0, S, 1), (0, 2 * S, 3), (2 * S, 3 * S, 4), (2 * S, 4 * S, 4)]
     assert [d.reason for d in out.dead_letter] == [reasons.BEFORE_LANDMARK]
 
 

@@ -58,13 +58,16 @@ def streams(draw: st.DrawFn, disorder_ms: int, ties: bool = True) -> list[MicroB
 
 def flush_ms(w: Window, rows: list[dict[str, Any]]) -> int:
     """A punctuation time that closes everything the batch oracle emits: for
-    landmark windows exactly the end of the window holding the latest row
-    (batch runs landmark windows up to there), else far in the future."""
+    landmark windows exactly the end of the window holding the latest row,
+    or of its period with max_duration_ms (batch runs landmark windows up
+    to there), else far in the future."""
     if w.kind != "landmark":
         return FLUSH_MS
-    marks = Landmark((w.hop_ms or 0) * 1000, (w.landmark_ms or 0) * 1000)
+    marks = Landmark((w.hop_ms or 0) * 1000, (w.landmark_ms or 0) * 1000,
+                     None if w.max_duration_ms is None else w.max_duration_ms * 1000)
     last = max([marks.pane(r["ts"] * 1000) for r in rows] + [0])
-    return marks.bounds(last)[1] // 1000
+    end = marks.period_end_wid(last)
+    return marks.bounds(last if end is None else end)[1] // 1000
 
 
 def finals(batches: list[MicroBatch], w: Window) -> list[str]:

