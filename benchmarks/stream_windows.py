@@ -1,86 +1,48 @@
-"""Streaming windows: wid's native streaming path against hand-written Spark
-Structured Streaming queries computing the same results, side by side.
+"""Streaming windows: wid (every stream runs on the WID operator) against
+hand-written Spark Structured Streaming queries computing the same windows,
+side by side.
 
-    python -m benchmarks.stream_windows [--rows 5000000] [--keys 1000] [--files 8] [--per-trigger N] [--repeats 1] [--warm-s 60]
-                                        [--partitions N] [--state-store default|rocksdb] [--paths native,spark,operator]
+    python -m benchmarks.stream_windows [--rows 5000000] [--keys 1000] [--files 8] [--per-trigger N] [--repeats 1]
+                                        [--warm-s 60] [--partitions N] [--state-store default|rocksdb]
+                                        [--paths spark,wid]
 
 Data: `rows` events, `keys` keys, uniform event times over one day, written
 once as `files` Parquet files sorted by time into a landing directory, read
 with the available-now trigger: by default as Spark reads a landing
-directory unless told otherwise (no ``maxFilesPerTrigger``), all files in
-one micro-batch, which is the setting issue 3 names ("available-now
-trigger over a landing directory of 5M rows"), and the one most judged
-figures in RESULTS.md since 2026-11-23 were taken at (there written
-``--per-trigger 8``); with ``--per-trigger N``, N files a micro-batch. (Until 2026-11-24, fourteenth stop, the default was 2
-files, 4 micro-batches of 1.25M rows, kept from the first version of this
-benchmark. A Python stateful operator pays Spark's fixed cost once per
-micro-batch, `tws_floor` below: 3.0 s over those 4 against 2.0 s over
-one. The smaller the micro-batches, the more of the WID operator's time
-is that cost.)
+directory (no ``maxFilesPerTrigger``: all files in one micro-batch); with
+``--per-trigger N``, N files a micro-batch. A Python stateful operator pays
+Spark's fixed cost once per micro-batch (`tws_floor` below), so the smaller
+the micro-batches, the more of the WID operator's time is that cost.
 Lateness 10 minutes. Queries (count, sum, min, max, avg of v per key and
 window), each written by ``foreachBatch`` to Spark's ``noop`` sink:
 
 - wid tumbling 1 min              vs  withWatermark + groupBy(k, window(ts, 1 min))
 - wid hopping 60 min / 1 min      vs  withWatermark + groupBy(k, window(ts, 60 min, 1 min))
 
+The hand-written queries judge late rows by Spark's rule (one micro-batch
+later than wid's); the data here is in time order, so no row is late and
+both emit the same windows, which the checked runs compare.
+
 Every query runs at `partitions` shuffle partitions (and so the WID
-operator's shards): by default wid's, one per core (until 2026-11-24 the
-benchmark session's 4).
-
-wid runs each query twice: on its default (native) path, and on the WID
-operator (``spark.wid.streaming.path = operator``).
-
-The native path and the hand-written query run on the state store a Spark
-user gets by default (HDFS-backed: every state row on the JVM heap), or with
-``--state-store rocksdb`` on RocksDB, which Spark's documentation advises
-for large state; the WID operator always runs on RocksDB. At 100,000 keys
-a micro-batch of 5M rows leaves up to 144M hopping windows in the state
-store, and on the default store the hand-written query spent its time in
-full collections of the 8 GB driver heap (130 s of GC in its first 9
-minutes, 2026-11-24, twelfth stop).
+operator's shards): by default wid's, one per core. The hand-written query
+runs on the state store a Spark user gets by default (HDFS-backed: every
+state row on the JVM heap), or with ``--state-store rocksdb`` on RocksDB;
+the WID operator always runs on RocksDB.
 
 Each query runs on a fresh checkpoint each time. Every query has one
-checked run (untimed; it also warms the JIT and the Python workers): its
-micro-batches are counted and summed, and the rows emitted and the sum of
-the counts must agree between wid and the hand-written query. Then
-`repeats` timed runs, each writing every micro-batch's rows to ``noop``
-and nothing else, as `stream_rolling` and the batch benchmarks time
-theirs; the medians are compared (one run of a streaming query varies by
-up to 30 % here). Throughput is rows / wall-clock seconds from start to
-the end of the available-now run.
-
-Within each group below, untimed rounds follow the checked runs until
-every query of the group has run for `warm-s` seconds (60 by default, its
-checked run included; at least one round, none with ``--warm-s 0``, for
-queries whose checked run alone takes minutes): each query is timed at the
-same warmth, whatever its speed. (Until 2026-11-24, tenth stop, one
-untimed round each: the hand-written hopping query had then run for about
-75 s and the WID operator for about 11 s, and the operator's runs were
-still getting faster: 5.84, 4.89, 4.26, 4.16 s in one series, 3.8-4.1 s
-from its sixth run on. Before that, none: in seven of ten series of three
-timed tumbling runs of wid's native path or the hand-written query the
-first run was its query's slowest, by up to 2.4 s.) The two queries that
-run in the JVM alone (wid's native path and the hand-written query)
-alternate their untimed and timed runs, after both checked runs: the JIT
-goes on warming through the whole process, and run one after the
-other, the second query's runs came out faster. (Until 2026-11-24 they ran
-in turn: the native tumbling query, first in the process, read 0.82-0.86x
-the hand-written one, while alternated after the same warm-up the two took
-5.85 s and 6.07 s, medians of four runs each; `/tmp` script, not kept.)
-The WID operator's runs follow each other, so that it runs warm, as a
-stream that keeps running does: Spark kills the Python workers a minute
-after their last use (``PythonWorkerFactory``'s idle timeout,
-hard-coded), and alternating put the 65-80 s hand-written hopping query
-before every run of the WID operator, which then paid for new workers each
-time (5M rows, hopping: 6.0 s warm, 8.5-8.8 s after 75 s idle, measured
-2026-11-23) while the hand-written query, all JVM, kept its warm JIT. (Until 2026-11-23, first
-stop, the timed run was the checked one: the cache, count and sum cost
-the operator's hopping run 3-4 s of about 11 s.) After the WID operator's
-runs, Spark's own floor for a Python stateful operator over the same
-micro-batches (`benchmarks.harness.tws_floor`, median of `repeats`): the
-part of the operator's time that is not work on the rows (a new query's
-start, the RocksDB state store's open and commit, the tasks). Targets (issue 3): wid
->= 0.9x the hand-written query for tumbling, >= 10x for hopping 60/1.
+checked run (untimed; it also warms the JIT and the Python workers): the
+rows emitted and the sum of the counts must agree between wid and the
+hand-written query. Then untimed rounds until every query of its group has
+run for `warm-s` seconds (the JIT warms through the whole process, and
+Spark kills idle Python workers after a minute, so the WID operator's runs
+follow each other as a running stream's micro-batches do), then `repeats`
+timed runs, each writing every micro-batch's rows to ``noop``; the medians
+are compared. Throughput is rows / wall-clock seconds from start to the end
+of the available-now run. After the WID operator's runs, Spark's own floor
+for a Python stateful operator over the same micro-batches
+(`benchmarks.harness.tws_floor`): the part of the operator's time that is
+not work on the rows. Targets: wid >= 0.9x the hand-written query for
+tumbling, >= 10x for hopping 60/1.
 """
 
 from __future__ import annotations
@@ -108,7 +70,6 @@ from benchmarks.harness import (
     stream_parser,
     tws_floor,
 )
-from wid.spark.batch import PATH_CONF
 from wid.spark.operator.plan import ROCKSDB
 from wid.spec import Window
 
@@ -126,17 +87,6 @@ def windows() -> dict[str, Window]:
 def hand_written(stream: DataFrame, kind: str) -> DataFrame:
     span = F.window("ts", "1 minute") if kind == "tumbling" else F.window("ts", "60 minutes", "1 minute")
     return stream.withWatermark("ts", f"{LATENESS_MS // 1000} seconds").groupBy("k", span).agg(*spark_aggs())
-
-
-def on_operator(stream: DataFrame, window: Window) -> DataFrame:
-    """`window` over `stream` on the WID operator (``spark.wid.streaming.path
-    = operator``), which merges a window's panes without copying them."""
-    spark = stream.sparkSession
-    spark.conf.set(PATH_CONF, "operator")
-    try:
-        return wid.window_result(stream, window).output
-    finally:
-        spark.conf.unset(PATH_CONF)
 
 
 def checked(output: DataFrame, mode: str, checkpoint: str, provider: str | None = None) -> tuple[int, int]:
@@ -168,11 +118,9 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--warm-s", type=float, default=WARM_S,
                         help="untimed rounds until every query of a group has run this long (its checked run "
                              "included; at least one round, none with 0)")
-    parser.add_argument("--paths", default="native,spark,operator",
-                        help="which queries run: wid's native path, the hand-written query, the WID operator")
+    parser.add_argument("--paths", default="spark,wid", help="which queries run: the hand-written query, wid")
     parser.add_argument("--state-store", choices=("default", "rocksdb"), default="default",
-                        help="the state store of wid's native path and the hand-written query (the WID operator "
-                             "always runs on RocksDB)")
+                        help="the state store of the hand-written query (the WID operator always runs on RocksDB)")
     return parser.parse_args()
 
 
@@ -209,16 +157,14 @@ def run_group(group: list[str], queries: dict[str, Callable[[], DataFrame]], res
 def report(kind: str, results: dict[str, Any], floor: Callable[[int], float], repeats: int) -> None:
     """Spark's floor (when the WID operator ran) and the ratios to the
     hand-written query, into `results`."""
-    if f"wid_operator_{kind}" in results:
+    if f"wid_{kind}" in results:
         results[f"tws_floor_{kind}_s"] = median = statistics.median(floor(i) for i in range(repeats))
         print(f"  Spark's floor for a Python stateful operator over the same micro-batches {median:6.2f} s  (read "
               "whole, 1 row in 1,000 through a do-nothing transformWithStateInPandas)", flush=True)
     target = ">= 0.9" if kind == "tumbling" else ">= 10"
-    for ours, path, key in ((f"wid_{kind}", "native path", f"ratio_{kind}"),
-                            (f"wid_operator_{kind}", "WID operator", f"ratio_operator_{kind}")):
-        if ours in results and f"spark_{kind}" in results:
-            results[key] = ratio = results[ours]["rows_per_s"] / results[f"spark_{kind}"]["rows_per_s"]
-            print(f"  wid ({path}) / hand-written throughput, {kind}: {ratio:.2f}x (target {target})", flush=True)
+    if f"wid_{kind}" in results and f"spark_{kind}" in results:
+        results[f"ratio_{kind}"] = ratio = results[f"wid_{kind}"]["rows_per_s"] / results[f"spark_{kind}"]["rows_per_s"]
+        print(f"  wid / hand-written throughput, {kind}: {ratio:.2f}x (target {target})", flush=True)
 
 
 def main() -> None:
@@ -239,16 +185,14 @@ def main() -> None:
         return reader.parquet(str(land))
 
     results: dict[str, Any] = {}
-    paths = {"native": "wid_{}", "spark": "spark_{}", "operator": "wid_operator_{}"}
     for kind in args.kinds.split(","):
         window = windows()[kind]
         queries: dict[str, Callable[[], DataFrame]] = {
-            f"wid_{kind}": lambda w=window: wid.window_result(source(), w).output,
             f"spark_{kind}": lambda k=kind: hand_written(source(), k),
-            f"wid_operator_{kind}": lambda w=window: on_operator(source(), w),
+            f"wid_{kind}": lambda w=window: wid.window_result(source(), w).output,
         }
-        chosen = {paths[p].format(kind) for p in args.paths.split(",")}
-        for group in ([f"wid_{kind}", f"spark_{kind}"], [f"wid_operator_{kind}"]):  # JVM alone, then Python
+        chosen = {f"{p}_{kind}" for p in args.paths.split(",")}
+        for group in ([f"spark_{kind}"], [f"wid_{kind}"]):  # JVM alone, then Python
             mine = [name for name in group if name in chosen]
             if mine:
                 run_group(mine, queries, results, args, work)

@@ -1,5 +1,5 @@
 """Streaming pipelines end to end: a landing directory of JSON files, the
-native window stage, SQLite upserts, dead letters with reasons, files and
+window stage on the WID operator, SQLite upserts, dead letters with reasons, files and
 batch ids, and the accounting identity per micro-batch."""
 
 from __future__ import annotations
@@ -92,21 +92,16 @@ def _iso(us: int) -> str:
     return (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=us)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def test_explain_names_the_native_path_and_the_generous_fallback(spark: Any, tmp_path: Path) -> None:
-    from dataclasses import replace
-
+def test_explain_names_the_wid_operator_and_why(spark: Any, tmp_path: Path) -> None:
     from wid.batch_pipeline import compile_pipeline
     from wid.spark.explain import explain
 
     land(tmp_path / "land", [[json.dumps(r) for r in good_rows(3)]])
     spec = load_pipeline(write_pipeline(tmp_path, "hopping"))
     ex = explain(compile_pipeline(spark, spec), spec.window, spec)
-    assert ex.form.startswith("native: pane stage") and ex.operators.get("StateStoreSave") == 2
-    assert any("dropped" in w for w in ex.warnings) and ex.state.startswith("streaming")
-    generous = replace(spec, window=replace(spec.window, late_mode="generous"))
-    ex = explain(compile_pipeline(spark, generous), generous.window, generous)
-    assert ex.form.startswith("native copy form") and "generous" in ex.why
-    assert ex.operators.get("StateStoreSave") == 1 and any("copied" in n for n in ex.notes)
+    assert ex.form.startswith("WID operator") and "one micro-batch late" in ex.why
+    assert ex.operators.get("TransformWithStateInPySpark") == 1 and "StateStoreSave" not in ex.operators
+    assert any("dropped" in w for w in ex.warnings) and ex.state.startswith("streaming, WID operator")
 
 
 def test_missing_kafka_connector_is_named_with_its_fix(spark: Any) -> None:

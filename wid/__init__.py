@@ -17,7 +17,7 @@ from wid.spec.join import ColumnMetric, WindowJoin
 from wid.spec.toml_io import dumps_pipeline, load_pipeline, loads_pipeline
 
 if TYPE_CHECKING:
-    from wid.spark.batch import aggregate, window_result
+    from wid.spark.compile import aggregate, window_result
     from wid.spark.join import window_join
 
 __all__ = ["Aggregation", "ColumnMetric", "ConfigError", "MissingDependencyError", "Punctuation", "StateCapError",
@@ -49,9 +49,9 @@ def run_pipeline(spec: Any, spark: Any = None) -> Any:
 
 def __getattr__(name: str) -> Any:
     if name in ("aggregate", "window_result"):
-        from wid.spark import batch
+        from wid.spark import compile
 
-        return getattr(batch, name)
+        return getattr(compile, name)
     if name == "window_join":
         from wid.spark import join
 

@@ -14,8 +14,8 @@ from pyspark.sql import DataFrame, SparkSession
 from wid.errors import WidError
 from wid.io import dead_letter, sinks
 from wid.io.sources import read_source, resolve
-from wid.spark.batch import WindowResult, window_result
 from wid.spark.columns import REASON
+from wid.spark.compile import WindowResult, window_result
 from wid.spark.errors import translate
 from wid.spark.plan import natural_key
 from wid.spark.session import spark_session

@@ -63,7 +63,7 @@ def join_writer(spec: JoinPipelineSpec, result: JoinResult, on_rows: Callable[[i
             written = sinks.write(out, spec.target, spec.base_dir, key, title=spec.name)
             on_rows(written if written is not None else out.count())
             stats = [r[0] for r in rows.where(F.col(KIND) == "s").select(STATS).collect()]
-            tallies[batch_id] = tally(batch_id, dead.count(), stats)
+            tallies[batch_id] = tally(batch_id, stats, rejected=dead.count())
             if join.late_data == "dlq":
                 dead = dead.unionByName(late_rows_of(rows, spec.join.left))
             write_dead(dead, spec, batch_id)
@@ -95,8 +95,7 @@ def run_join_stream(spec: JoinPipelineSpec, spark: SparkSession,
     writer = (tagged(result).writeStream.outputMode("append").foreachBatch(join_writer(spec, result, count, tallies))
               .option("checkpointLocation", checkpoint).trigger(**trigger))
     query = writer.queryName(f"wid-{spec.name}").start()
-    tallier = stream_query.Tallier(spark, checkpoint)
-    follow(query, report, lambda p: batch_tally(p, tallier, tallies, True, report), metrics, on_progress)
+    follow(query, report, lambda p: batch_tally(p, tallies, report), metrics, on_progress)
     report.elapsed_s = time.monotonic() - started
     return report
 

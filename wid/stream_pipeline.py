@@ -1,12 +1,14 @@
 """Running a streaming pipeline (DESIGN.md section 7): a stream source ->
-optional SQL pre-stage -> the native window stage -> the target, with
-rejected rows going to the dead-letter sink in the same micro-batches.
+optional SQL pre-stage -> the window stage on the WID operator -> the
+target, with rejected and late rows going to the dead-letter sink in the
+same micro-batches.
 
-Windows and rejected rows travel in one streaming query (a union tagged by
-`TAG`), so both are written by the same ``foreachBatch`` call under one
-batch id and one checkpoint. Every sink write is keyed, so a micro-batch
-replayed after a crash overwrites what it wrote before: Spark's checkpoint
-plus idempotent sinks give exactly-once results.
+The operator's output holds windows, retractions, rejected and late rows
+and its counts, in one streaming query, so all are written by the same
+``foreachBatch`` call under one batch id and one checkpoint. Every sink
+write is keyed, so a micro-batch replayed after a crash overwrites what it
+wrote before: Spark's checkpoint plus idempotent sinks give exactly-once
+results.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 from pyspark.sql.streaming.query import StreamingQuery
 
 from wid.batch_pipeline import compile_pipeline
@@ -28,12 +31,12 @@ from wid.io import dead_letter, sinks
 from wid.io.sources import resolve
 from wid.metrics import Metrics
 from wid.spark import stream_query
-from wid.spark.batch import WindowResult
+from wid.spark.compile import WindowResult
 from wid.spark.errors import translate
 from wid.spark.explain import GB, state_bound
 from wid.spark.join import JoinResult
 from wid.spark.operator.output import KIND, STATS
-from wid.spark.operator.plan import late_rows_of, retractions_of, windows_of
+from wid.spark.operator.plan import dead_letters_of, retractions_of, windows_of
 from wid.spark.operator.tally import tally
 from wid.spark.plan import group_cap_message, natural_key
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
@@ -82,10 +85,9 @@ def startup_notes(spec: PipelineSpec, result: WindowResult) -> list[str]:
     return notes
 
 
-def tagged(result: WindowResult | JoinResult) -> DataFrame:
-    """Window rows (the WID operator's rows of every kind, when it runs the
-    window or a join) and rejected rows in one stream: `TAG` says which; the
-    dead-letter columns are prefixed with `DEAD`."""
+def tagged(result: JoinResult) -> DataFrame:
+    """A window join's operator rows and rejected rows in one stream: `TAG`
+    says which; the dead-letter columns are prefixed with `DEAD`."""
     out = result.operator if result.operator is not None else result.output
     dead = result.rejected if result.rejected is not None else result.dead_letter
     dead = dead.select(*[F.col(c).alias(DEAD + c) for c in dead.columns])
@@ -133,33 +135,33 @@ def write_dead(dead: DataFrame, spec: PipelineSpec | JoinPipelineSpec, batch_id:
         sinks.write(grouped, spec.dead_letter, spec.base_dir, [*dead_letter.KEY, "batch_id"], title="dead letters")
 
 
+def _wall_clock(result: WindowResult, window: Window) -> bool:
+    """True when the windows' bounds are wall-clock ``TIMESTAMP_NTZ`` times."""
+    start = window.window_start_column
+    return start in result.output.columns and isinstance(result.output.schema[start].dataType, T.TimestampNTZType)
+
+
 def batch_writer(spec: PipelineSpec, result: WindowResult, on_rows: Callable[[int], None],
                  tallies: dict[int, stream_query.BatchTally]) -> stream_query.Handler:
-    """The ``foreachBatch`` function: split, check the cap, upsert windows,
-    upsert grouped dead letters (with the batch id). On the WID operator's
-    path it also sends late rows to the dead letter and records the
-    micro-batch's tally in `tallies`."""
-    columns = result.output.columns
-    key = natural_key(spec.window, columns)
+    """The ``foreachBatch`` function over the WID operator's rows: delete
+    retracted windows, check the cap, upsert windows, upsert grouped dead
+    letters (rejected rows, and late rows under ``dlq``, with the batch
+    id), and record the micro-batch's tally in `tallies`."""
+    key = natural_key(spec.window, result.output.columns)
+    wall_clock = _wall_clock(result, spec.window)
 
-    def handle(df: DataFrame, batch_id: int) -> None:
-        df = df.persist(StorageLevel.MEMORY_AND_DISK)
+    def handle(rows: DataFrame, batch_id: int) -> None:
+        rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            dead, rows = untag(df, (result.operator or result.output).columns)
-            if result.operator is None:
-                _write_windows(rows, spec, key, on_rows)
-            else:
-                retracted = retractions_of(rows, spec.window)
-                if not retracted.isEmpty():
-                    sinks.delete(retracted, spec.target, spec.base_dir, key)
-                _write_windows(windows_of(rows, spec.window), spec, key, on_rows)
-                stats = [r[0] for r in rows.where(F.col(KIND) == "s").select(STATS).collect()]
-                tallies[batch_id] = tally(batch_id, dead.count(), stats)
-                if spec.window.late_data == "dlq":
-                    dead = dead.unionByName(late_rows_of(rows))
-            write_dead(dead, spec, batch_id)
+            retracted = retractions_of(rows, spec.window, wall_clock)
+            if not retracted.isEmpty():
+                sinks.delete(retracted, spec.target, spec.base_dir, key)
+            _write_windows(windows_of(rows, spec.window, wall_clock), spec, key, on_rows)
+            stats = [r[0] for r in rows.where(F.col(KIND) == "s").select(STATS).collect()]
+            tallies[batch_id] = tally(batch_id, stats)
+            write_dead(dead_letters_of(rows, spec.window), spec, batch_id)
         finally:
-            df.unpersist()
+            rows.unpersist()
     return handle
 
 
@@ -184,11 +186,10 @@ def run_stream(spec: PipelineSpec | JoinPipelineSpec, spark: SparkSession,
     checkpoint = report.checkpoint
     tallies: dict[int, stream_query.BatchTally] = {}
     handle = batch_writer(spec, result, count, tallies)
-    query = stream_query.start(tagged(result), spec.window, checkpoint, handle, spec.stream.spark_trigger(),
+    assert result.operator is not None  # a stream runs on the WID operator (wid.spark.compile)
+    query = stream_query.start(result.operator, checkpoint, handle, spec.stream.spark_trigger(),
                                name=f"wid-{spec.name}")
-    tallier = stream_query.Tallier(spark, checkpoint)
-    operator = result.operator is not None
-    follow(query, report, lambda p: batch_tally(p, tallier, tallies, operator, report), metrics, on_progress)
+    follow(query, report, lambda p: batch_tally(p, tallies, report), metrics, on_progress)
     report.elapsed_s = time.monotonic() - started
     return report
 
@@ -236,12 +237,10 @@ def follow(query: StreamingQuery, report: StreamReport, tally_of: Callable[[Any]
             query.stop()
 
 
-def batch_tally(progress: Any, tallier: stream_query.Tallier, tallies: dict[int, stream_query.BatchTally],
-           operator: bool, report: StreamReport) -> stream_query.BatchTally:
-    """A micro-batch's counts: from the state store on the native path, from
-    the operator's own counts (recorded by the writer) on the WID path."""
-    if not operator:
-        return tallier.batch(progress)
+def batch_tally(progress: Any, tallies: dict[int, stream_query.BatchTally],
+                report: StreamReport) -> stream_query.BatchTally:
+    """A micro-batch's counts, from the WID operator's own counts (recorded
+    by the writer), with its duration from Spark's `progress`."""
     batch = int(progress["batchId"])
     got = tallies.pop(batch, stream_query.BatchTally(batch, 0, 0, 0, 0, 0))
     duration = int((progress["durationMs"] or {}).get("triggerExecution", 0))

@@ -1,18 +1,13 @@
-"""The native streaming path against the oracle, batch `aggregate`, and a
-model of Spark's watermark rule written here independently of wid.
+"""Streams through the public API (`wid.window_result` on streaming
+DataFrames) against the oracle and batch `aggregate`: within the lateness a
+stream emits exactly the batch windows its watermark has closed, whatever
+the micro-batch split; bad rows reach the dead letter; several sources
+close windows on their slowest watermark; what no stream can run is named.
+Late data, every policy and mode, is `tests/test_one_answer.py`'s.
 
 Data is fed as K micro-batches: one JSON file per batch in a landing
 directory, read with ``maxFilesPerTrigger = 1`` and the available-now
 trigger, so batch boundaries are deterministic.
-
-Spark's rule, as documented in its watermark design (SPARK-40925) and checked
-here: batch b evicts (emits) with ``wm_b = max(ts in batches < b) -
-lateness`` and filters late rows with the previous batch's watermark
-``wm_(b-1)``; a row is dropped when the window it is filtered on (the
-tumbling window, the hopping pane, the one-row session) ends at or before
-it. After the last data batch Spark runs one more batch without data to
-advance the watermark, so the emitted windows are those ending at or before
-``max(all ts) - lateness``.
 """
 
 from __future__ import annotations
@@ -32,6 +27,9 @@ from tests.spark.compare import assert_same, collect
 from wid import Aggregation, ConfigError, Window
 from wid.semantics import evaluate
 from wid.spark import stream_query
+from wid.spark.operator.output import KIND, STATS
+from wid.spark.operator.plan import windows_of
+from wid.spark.operator.tally import tally
 
 SCHEMA = "k string, ts long, v double"
 AGGS = (Aggregation("count", as_="n"), Aggregation("sum", "v", as_="s"), Aggregation("max", "v", as_="hi"),
@@ -49,46 +47,22 @@ def feed(spark: Any, root: Path, batches: list[list[dict[str, Any]]]) -> Any:
     return spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(land))
 
 
-def run(spark: Any, root: Path, batches: list[list[dict[str, Any]]], window: Window) -> tuple[list[dict[str, Any]], list[Any]]:
-    """Run `window` over the batches; returns (sink rows, per-batch tallies)."""
-    result = wid.window_result(feed(spark, root, batches), window)
+def start(result: Any, window: Window, checkpoint: str) -> tuple[list[dict[str, Any]], list[Any]]:
+    """Run a compiled stream to its end; returns (window rows, per-batch tallies)."""
     sink: list[dict[str, Any]] = []
+    tallies: list[Any] = []
 
     def handle(df: Any, batch_id: int) -> None:
-        sink.extend(collect(df, window))
-
-    query = stream_query.start(result.output, window, str(root / "ck"), handle, {"availableNow": True})
+        sink.extend(collect(windows_of(df, window), window))
+        tallies.append(tally(batch_id, [r[0] for r in df.where(df[KIND] == "s").select(STATS).collect()]))
+    query = stream_query.start(result.operator, checkpoint, handle, {"availableNow": True})
     query.awaitTermination()
-    tallier = stream_query.Tallier(spark, str(root / "ck"))
-    tallies = [tallier.batch(p) for p in query.recentProgress]
     return sink, tallies
 
 
-def late_key_ms(window: Window, ts: int) -> int:
-    """The end of the extent Spark filters a row on (see the module docstring)."""
-    if window.kind == "session":
-        return ts + (window.gap_ms or 0)
-    if window.kind == "hopping" and window.late_mode == "generous":  # each copy on its own window: the last one
-        h = window.hop_ms or 0
-        return (ts - window.origin_ms) // h * h + window.origin_ms + (window.duration_ms or 0)
-    unit = window.hop_ms or window.duration_ms or 0
-    return (ts - window.origin_ms) // unit * unit + window.origin_ms + unit
-
-
-def model(batches: list[list[dict[str, Any]]], window: Window) -> tuple[list[dict[str, Any]], list[int], int]:
-    """(rows accepted, late rows per batch, the final watermark) under
-    Spark's rule; rows without an event time are neither (they are rejected)."""
-    col = window.event_time_column or ""
-    accepted, late, seen = [], [], None
-    wm_before, wm = 0, 0
-    for batch in batches:
-        timed = [r for r in batch if r[col] is not None]
-        dropped = [r for r in timed if late_key_ms(window, r[col]) <= wm_before]
-        late.append(len(dropped))
-        accepted += [r for r in timed if r not in dropped]
-        seen = max([seen or 0, *[r[col] for r in timed]]) if timed else seen
-        wm_before, wm = wm, max(wm, (seen or 0) - window.lateness_ms)
-    return accepted, late, wm
+def run(spark: Any, root: Path, batches: list[list[dict[str, Any]]], window: Window) -> tuple[list[dict[str, Any]], list[Any]]:
+    """Run `window` over the batches; returns (sink rows, per-batch tallies)."""
+    return start(wid.window_result(feed(spark, root, batches), window), window, str(root / "ck"))
 
 
 def emitted(rows: list[dict[str, Any]], window: Window, watermark_ms: int) -> list[dict[str, Any]]:
@@ -131,41 +105,12 @@ def test_stream_within_lateness_equals_batch_and_oracle(spark: Any, tmp_path_fac
     batches = data.draw(streams(disorder_ms=3_000))
     sink, tallies = run(spark, tmp_path_factory.mktemp("s"), batches, window)
     rows = [r for b in batches for r in b]
-    accepted, late, wm = model(batches, window)
+    wm = max(r["ts"] for r in rows) - window.lateness_ms
     assert tallies[-1].watermark_ms == wm
-    assert sum(late) == 0 and sum(t.rows_late for t in tallies) == 0
+    assert sum(t.rows_late for t in tallies) == 0
     assert_same(sink, emitted(rows, window, wm), window)
     batch = wid.aggregate(spark.createDataFrame([tuple(r.values()) for r in rows], SCHEMA), window)
     assert_same(sink, [r for r in collect(batch, window) if r["window_end"] <= wm * 1000], window)
-
-
-@pytest.mark.parametrize("kind", ["tumbling", "hopping"])
-@SETTINGS
-@given(data=st.data())
-def test_late_rows_are_dropped_and_counted_exactly(spark: Any, tmp_path_factory: Any, kind: str,
-                                                   data: st.DataObject) -> None:
-    window = window_for(kind, lateness_ms=1_000)
-    batches = data.draw(streams(disorder_ms=25_000))
-    sink, tallies = run(spark, tmp_path_factory.mktemp("s"), batches, window)
-    accepted, late, wm = model(batches, window)
-    assert tallies[-1].watermark_ms == wm
-    assert_same(sink, emitted(accepted, window, wm), window)
-    data_tallies = [t for t in tallies if t.rows_in]
-    assert [t.rows_late for t in data_tallies] == [n for n, b in zip(late, batches, strict=True) if b]
-    for t in tallies:
-        assert t.rows_in == t.rows_rejected + t.rows_late + t.rows_aggregated
-
-
-@SETTINGS
-@given(data=st.data())
-def test_generous_hopping_counts_a_row_late_only_when_all_its_windows_emitted(
-        spark: Any, tmp_path_factory: Any, data: st.DataObject) -> None:
-    window = window_for("hopping", lateness_ms=1_000, late_mode="generous")
-    batches = data.draw(streams(disorder_ms=40_000))
-    _, tallies = run(spark, tmp_path_factory.mktemp("s"), batches, window)
-    _, late, _ = model(batches, window)
-    assert [t.rows_late for t in tallies if t.rows_in] == [n for n, b in zip(late, batches, strict=True) if b]
-    assert all(t.rows_in == t.rows_rejected + t.rows_late + t.rows_aggregated for t in tallies)
 
 
 def test_bad_rows_are_rejected_and_counted(spark: Any, tmp_path: Path) -> None:
@@ -193,36 +138,24 @@ def test_what_no_streaming_path_runs_is_named(spark: Any, tmp_path: Path, kw: di
     assert err.value.field == field
 
 
-@pytest.mark.parametrize(("kw", "field"), [
-    ({"kind": "tumbling", "duration_ms": 10_000, "late_data": "dlq"}, "late_data"),
-    ({"kind": "session", "gap_ms": 1_000, "emit": "on_update"}, "emit"),
-    ({"kind": "hopping", "duration_ms": 30_000, "hop_ms": 10_000, "emit": "on_update"}, "emit"),
-    ({"kind": "tumbling", "duration_ms": 10_000, "source_idleness_ms": 1_000}, "source_idleness_ms"),
-    ({"kind": "count", "size_rows": 3}, "kind"),
-    ({"kind": "count", "size_rows": 3, "order_by": "v", "rank_by": "arrival"}, "kind"),
-    ({"kind": "rolling", "duration_ms": 3_000}, "kind"),
-    ({"kind": "landmark", "hop_ms": 1_000, "landmark_ms": 0}, "kind"),
+@pytest.mark.parametrize("kw", [
+    {"kind": "tumbling", "duration_ms": 10_000},
+    {"kind": "tumbling", "duration_ms": 10_000, "late_data": "dlq"},
+    {"kind": "session", "gap_ms": 1_000, "emit": "on_update"},
+    {"kind": "hopping", "duration_ms": 30_000, "hop_ms": 10_000, "late_mode": "consistent"},
+    {"kind": "tumbling", "duration_ms": 10_000, "source_idleness_ms": 1_000},
+    {"kind": "count", "size_rows": 3},
+    {"kind": "rolling", "duration_ms": 3_000},
+    {"kind": "landmark", "hop_ms": 1_000, "landmark_ms": 0},
 ])
-def test_what_spark_cannot_run_goes_to_the_wid_operator(spark: Any, tmp_path: Path, kw: dict[str, Any],
-                                                         field: str) -> None:
+def test_every_stream_runs_on_the_wid_operator(spark: Any, tmp_path: Path, kw: dict[str, Any]) -> None:
+    # one path for streams, whatever the window: Spark's own streaming aggregation would judge late rows
+    # one micro-batch late and change the results (wid.spark.compile)
     base = {"event_time_column": "ts", "event_time_unit": "ms", "group_by": ["k"], "aggregations": AGGS,
             "max_groups_per_window": 10}
     result = wid.window_result(feed(spark, tmp_path, [[]]), Window(**{**base, **kw}))
-    assert result.operator is not None and result.planned.form.startswith("WID operator")
-    assert field in result.planned.why or kw.get(field, "") in result.planned.why
-
-
-@pytest.mark.parametrize(("duration_ms", "late_mode", "hinted"), [
-    (600_000, "consistent", True), (600_000, "generous", True), (20_000, "consistent", False)])
-def test_explain_points_at_the_wid_operator_for_many_windows_a_row(spark: Any, tmp_path: Path, duration_ms: int,
-                                                                   late_mode: str, hinted: bool) -> None:
-    # hopping on Spark's operators (pane chain, or copies for generous rows): from 10 windows a row the plan's
-    # notes name the setting that runs it on the WID operator; the plan itself stays on Spark's operators
-    w = Window(kind="hopping", duration_ms=duration_ms, hop_ms=10_000, late_mode=late_mode, event_time_column="ts",
-               event_time_unit="ms", group_by=["k"], aggregations=AGGS, max_groups_per_window=10)
-    result = wid.window_result(feed(spark, tmp_path, [[]]), w)
-    assert result.operator is None and result.planned.form.startswith("native")
-    assert any("spark.wid.streaming.path = operator" in n for n in result.planned.notes) == hinted
+    assert result.path == "operator" and result.operator is not None
+    assert result.planned.form.startswith("WID operator") and "one micro-batch late" in result.planned.why
 
 
 @pytest.mark.parametrize("holistic", [False, True])
@@ -258,12 +191,7 @@ def test_several_sources_watermark_is_their_minimum(spark: Any, tmp_path: Path) 
     slow = [{"k": "b", "ts": 1_000_000 + i * 1_000, "v": 2.0} for i in range(20)]
     sources = {"fast": feed(spark, tmp_path / "fast", [fast]), "slow": feed(spark, tmp_path / "slow", [slow])}
     result = wid.window_result(sources, window)
-    sink: list[dict[str, Any]] = []
-    query = stream_query.start(result.output, window, str(tmp_path / "ck"),
-                               lambda df, _: sink.extend(collect(df, window)), {"availableNow": True})
-    query.awaitTermination()
-    tallier = stream_query.Tallier(spark, str(tmp_path / "ck"))
-    tallies = [tallier.batch(p) for p in query.recentProgress]
+    sink, tallies = start(result, window, str(tmp_path / "ck"))
     wm = min(max(r["ts"] for r in fast), max(r["ts"] for r in slow)) - window.lateness_ms
     assert tallies[-1].watermark_ms == wm
     assert sum(t.rows_in for t in tallies) == 60 and sum(t.rows_late for t in tallies) == 0

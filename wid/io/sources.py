@@ -5,9 +5,11 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
 
 from wid.errors import ConfigError, MissingDependencyError
 from wid.spark.columns import CORRUPT
@@ -27,11 +29,11 @@ def read_source(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> D
     """A DataFrame of the source: streaming when `spec.is_stream`
     (see `read_stream`), else batch.
 
-    Files: CSV (header row expected unless `options.header` says otherwise;
-    schema inferred unless `schema` is given), JSON lines, Parquet. Python
-    objects: ``module:attribute`` naming a pandas DataFrame, a pyarrow Table,
-    or a callable returning one. Raises ConfigError naming ``source.path``
-    or ``source.object`` when the data cannot be found.
+    Files: CSV (header row expected unless `options.header` says otherwise),
+    JSON lines, Parquet, read by `read_files`. Python objects:
+    ``module:attribute`` naming a pandas DataFrame, a pyarrow Table, or a
+    callable returning one. Raises ConfigError naming ``source.path`` or
+    ``source.object`` when the data cannot be found.
     """
     if spec.is_stream:
         return read_stream(spark, spec, base_dir)
@@ -40,26 +42,59 @@ def read_source(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> D
     path = resolve(spec.path or "", base_dir)
     if not Path(path).exists():
         raise ConfigError("source.path", f"no such file or directory: {path}", "check the path")
-    reader = spark.read.options(**{k: str(v) for k, v in spec.options.items()})
-    if spec.schema:
-        reader = reader.schema(spec.schema)
-    if spec.format == "csv":
-        opts = {"header": "true", "inferSchema": "false" if spec.schema else "true"}
-        opts.update({k: str(v) for k, v in spec.options.items()})
-        return reader.options(**opts).csv(path)
-    if spec.format == "json":
-        return reader.json(path)
-    return reader.parquet(path)
+    return read_files(spark.read, spec, path, spec.schema or _inferred(spark, spec, path))
+
+
+def _text_options(spec: SourceSpec) -> dict[str, str]:
+    options = {k: str(v) for k, v in spec.options.items()}
+    return {"header": "true", **options} if spec.format == "csv" else options
+
+
+def _inferred(spark: SparkSession, spec: SourceSpec, path: str) -> T.StructType | None:
+    """The schema Spark infers for a CSV or JSON source without one (CSV
+    with ``inferSchema``), without the column Spark adds for malformed JSON;
+    None for Parquet, whose files carry theirs."""
+    if spec.format == "parquet":
+        return None
+    reader = spark.read.options(**{"inferSchema": "true", **_text_options(spec)})
+    found = (reader.csv(path) if spec.format == "csv" else reader.json(path)).schema
+    return T.StructType([f for f in found.fields if f.name != "_corrupt_record"])
+
+
+def read_files(reader: Any, spec: SourceSpec, path: str, schema: str | T.StructType | None) -> DataFrame:
+    """Files through `reader` (``spark.read`` or ``spark.readStream``) with
+    `schema` (DDL). CSV and JSON are read the same way in batch and in
+    streaming: PERMISSIVE, keeping the raw text of a record that does not
+    fit the schema (bad JSON, a wrong-typed value, a CSV row with too few or
+    too many fields) in `CORRUPT`, so that it reaches the dead letter as it
+    was (`wid.spark.prepare.malformed`). Raises ConfigError naming
+    ``source.options`` for a reader mode that would drop rows silently."""
+    options = _text_options(spec)
+    mode = options.get("mode", "PERMISSIVE").upper()
+    if mode == "DROPMALFORMED" or "columnNameOfCorruptRecord" in options:
+        raise ConfigError("source.options", "wid keeps malformed records for the dead letter itself",
+                          "remove mode = DROPMALFORMED and columnNameOfCorruptRecord (FAILFAST stops at the first)")
+    reader = reader.options(**options)
+    if spec.format == "parquet":
+        frame: DataFrame = (reader.schema(schema) if schema else reader).parquet(path)
+        return frame
+    if mode == "PERMISSIVE":
+        schema = (T.StructType([*schema.fields, T.StructField(CORRUPT, T.StringType())])
+                  if isinstance(schema, T.StructType) else f"{schema}, {CORRUPT} STRING")
+        reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
+    reader = reader.schema(schema)
+    frame = reader.csv(path) if spec.format == "csv" else reader.json(path)
+    return frame
 
 
 def read_stream(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> DataFrame:
     """A streaming DataFrame: a landing directory of files (created if
-    missing, read with `schema`), Spark's ``rate`` source, or Spark's
-    ``kafka`` format. Raises MissingDependencyError naming the Kafka
-    connector when it is not on the classpath."""
-    options = {k: str(v) for k, v in spec.options.items()}
-    reader = spark.readStream.options(**options)
+    missing, read as `read_files` reads them, with `schema`), Spark's
+    ``rate`` source, or Spark's ``kafka`` format. Raises
+    MissingDependencyError naming the Kafka connector when it is not on the
+    classpath."""
     if spec.format in STREAM_ONLY:
+        reader = spark.readStream.options(**{k: str(v) for k, v in spec.options.items()})
         try:
             return reader.format(spec.format).load()
         except Exception as err:
@@ -72,14 +107,7 @@ def read_stream(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> D
             raise
     path = Path(resolve(spec.path or "", base_dir))
     path.mkdir(parents=True, exist_ok=True)
-    if spec.format == "parquet":
-        return reader.schema(spec.schema or "").parquet(str(path))
-    # keep unparseable records (bad JSON, wrong types) so they reach the dead letters
-    reader = reader.schema(f"{spec.schema}, {CORRUPT} STRING").option("mode", "PERMISSIVE").option(
-        "columnNameOfCorruptRecord", CORRUPT)
-    if spec.format == "csv":
-        return reader.options(**{"header": "true", **options}).csv(str(path))
-    return reader.json(str(path))
+    return read_files(spark.readStream, spec, str(path), spec.schema)
 
 
 def _python_object(ref: str, base_dir: str) -> pa.Table:

@@ -6,7 +6,7 @@ from __future__ import annotations
 NULL_EVENT_TIME = "null event time"
 UNPARSEABLE_EVENT_TIME = "unparseable event time"
 BEFORE_LANDMARK = "event time before landmark_ms"
-MALFORMED = "malformed record (unparseable, or a value of the wrong type)"
+MALFORMED = "malformed record (unparseable, not valid UTF-8, or a value of the wrong type)"
 
 
 def null_key(column: str) -> str:
@@ -22,3 +22,9 @@ LATE = "late: its window was already emitted"
 JOIN_LATE_RIGHT = "late: every window that could hold it has fired"
 JOIN_LATE_LEFT = "late: right rows its window needs were released (garbage_size)"
 JOIN_LATE_LEFT_ORDER = "late: behind its key's last left time (window (0, 0) needs left rows in time order)"
+
+
+def not_a_number(column: str) -> str:
+    """The reason for a string value an aggregation reads as a number but
+    that does not parse as one (CSV read without a schema, say)."""
+    return f"not a number: {column}"

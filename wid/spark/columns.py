@@ -6,7 +6,7 @@ refused up front, so they never collide.
 
 from __future__ import annotations
 
-from pyspark.sql import Column
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 PREFIX = "_wid_"
@@ -55,3 +55,36 @@ def long_range(lo: Column, hi: Column) -> Column:
     """The array ``[lo, lo+1, ..., hi]``, or an empty array when ``lo > hi``
     (Spark's `sequence` would count down instead)."""
     return F.when(lo <= hi, F.sequence(lo, hi)).otherwise(F.array().cast("array<bigint>"))
+
+
+DAY_US = 86_400_000_000
+HOUR_US = 3_600_000_000
+MINUTE_US = 60_000_000
+
+
+def wall_clock_us(ntz: Column) -> Column:
+    """A ``TIMESTAMP_NTZ`` as its wall clock read as UTC, in epoch
+    microseconds, from its calendar fields: no session time zone takes part
+    (casting to TIMESTAMP, or ``timestamp_diff``, would read the wall clock
+    in the session's zone and move times in a daylight-saving gap)."""
+    seconds = F.extract(F.lit("SECOND"), ntz)  # decimal: seconds with their fraction
+    return (F.unix_date(ntz.cast("date")).cast("long") * lit_long(DAY_US) + F.hour(ntz).cast("long") * HOUR_US
+            + F.minute(ntz).cast("long") * MINUTE_US + (seconds * 1_000_000).cast("long"))
+
+
+def timestamp_ntz_us(us: Column) -> Column:
+    """Epoch microseconds as the ``TIMESTAMP_NTZ`` whose wall clock (read as
+    UTC) they are: the inverse of `wall_clock_us`."""
+    days = floor_div(us, DAY_US)
+    rest = us - days * lit_long(DAY_US)
+    date = F.date_from_unix_date(days.cast("int"))
+    seconds = (F.pmod(rest, lit_long(MINUTE_US)).cast("decimal(20,0)") / 1_000_000).cast("decimal(16,6)")
+    return F.make_timestamp_ntz(F.year(date), F.month(date), F.dayofmonth(date),
+                                floor_div(rest, HOUR_US).cast("int"),
+                                floor_div(F.pmod(rest, lit_long(HOUR_US)), MINUTE_US).cast("int"), seconds)
+
+
+def as_wall_clock(df: DataFrame, names: tuple[str, ...]) -> DataFrame:
+    """`df` with the TIMESTAMP columns `names` (instants whose UTC reading
+    is a wall clock) as ``TIMESTAMP_NTZ`` wall-clock times."""
+    return df.withColumns({n: timestamp_ntz_us(F.unix_micros(F.col(n))) for n in names if n in df.columns})

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 
-from wid.spark.batch import WindowResult
+from wid.spark.compile import WindowResult
 from wid.spark.join import JoinResult
 from wid.spec.aggregation import Aggregation
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
@@ -86,7 +86,8 @@ def warnings(spec: PipelineSpec | None, window: Window) -> list[str]:
         out.append(f"rows after the last complete hop of each partition (up to {window.hop_rows_or_size - 1}) "
                    "are in no emitted count window until more rows arrive")
     if window.kind == "landmark":
-        out.append("rows before landmark_ms go to the dead letter; windows run up to the latest event time")
+        out.append("rows before landmark_ms go to the dead letter" + (
+            "" if window.max_duration_ms else "; in batch, windows run up to the latest event time"))
     if window.kind == "rolling" and spec is not None and spec.target.kind == "sqlite":
         out.append("rolling rows are keyed by every input column: identical input rows are stored once")
     streaming = spec is not None and spec.source.is_stream

@@ -33,10 +33,9 @@ from wid.errors import ConfigError
 from wid.semantics import reasons
 from wid.spark import join_merge, pane_merge
 from wid.spark.arrow_merge import output_type, partial_fields
-from wid.spark.batch import dead_letters
 from wid.spark.columns import CORRUPT, PREFIX, REASON, TS, field
 from wid.spark.panes import by_key, getter
-from wid.spark.prepare import event_time_us, first_reason
+from wid.spark.prepare import dead_letters, event_time_us, good_rows, malformed, marked
 from wid.spark.shipping import ship
 from wid.spec.aggregation import Aggregation
 from wid.spec.join import SYSTEM_TIME, ColumnMetric, Metric, WindowJoin, metric_alias
@@ -125,8 +124,7 @@ def join_result(left: DataFrame, right: DataFrame, join: WindowJoin, *, left_sou
     _check_aliases(join, columns)
     if left.isStreaming or right.isStreaming:
         return _stream_result(lp, rp, join, columns, left_source, right_source)
-    good_left = lp.where(F.col(REASON).isNull()).drop(REASON)
-    good_right = rp.where(F.col(REASON).isNull()).drop(REASON)
+    good_left, good_right = good_rows(lp), good_rows(rp)
     out, notes = _plan(good_left, good_right, join, columns)
     out = _null_fill(out, join)
     if join.sort_by_time:
@@ -170,8 +168,9 @@ def prepare_side(df: DataFrame, join: WindowJoin, side: str) -> DataFrame:
     keys, time = (join.left_keys, join.left_time) if side == "left" else (join.right_keys, join.right_time)
     _check_columns(df, join, side)
     checks: list[tuple[Column, Column]] = []
-    if CORRUPT in df.columns:
-        checks.append((F.col(CORRUPT).isNotNull(), F.lit(reasons.MALFORMED)))
+    bad_record = malformed(df)
+    if bad_record is not None:
+        checks.append((bad_record, F.lit(reasons.MALFORMED)))
     if time is None:
         us = F.unix_micros(F.current_timestamp())
     else:
@@ -179,7 +178,7 @@ def prepare_side(df: DataFrame, join: WindowJoin, side: str) -> DataFrame:
         checks += [(F.col(time).isNull(), F.lit(reasons.NULL_EVENT_TIME)),
                    (unparseable, F.lit(reasons.UNPARSEABLE_EVENT_TIME))]
     checks += [(F.col(k).isNull(), F.lit(reasons.null_key(k))) for k in keys]
-    return df.withColumn(TS, us).withColumn(REASON, first_reason(checks))
+    return marked(df, us, checks)
 
 
 def _check_columns(df: DataFrame, join: WindowJoin, side: str) -> None:

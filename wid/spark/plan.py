@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 from wid.aggregates.spark import Inputs, SparkAgg, spark_agg
 from wid.spark.columns import TS, timestamp_us
 from wid.spec.aggregation import Aggregation
-from wid.spec.window import Window
+from wid.spec.window import FINAL_COLUMN, Window
 
 
 @dataclass(frozen=True)
@@ -56,14 +56,14 @@ def where_label(start_us: Column, end_us: Column, pipeline: str) -> Column:
     return F.concat(F.lit("window ["), iso(start_us), F.lit(", "), iso(end_us), F.lit(f") for pipeline {pipeline}"))
 
 
-def assemble(df: DataFrame, window: Window, start_us: Column, end_us: Column, wid: Column | None = None,
+def assemble(df: DataFrame, window: Window, start_us: Column, end_us: Column, window_id: Column | None = None,
              extra: tuple[Column, ...] = ()) -> DataFrame:
     """Window columns (timestamps), then the group columns, then the
     aliases, then any `extra` columns."""
     head = [timestamp_us(start_us).alias(window.window_start_column),
             timestamp_us(end_us).alias(window.window_end_column)]
-    if wid is not None:
-        head.append(wid.cast("long").alias(window.window_id_column))
+    if window_id is not None:
+        head.append(window_id.cast("long").alias(window.window_id_column))
     return df.select(*head, *window.key_columns, *[a.as_ for a in window.aggregations], *extra)
 
 
@@ -98,12 +98,13 @@ def natural_key(window: Window, output_columns: list[str]) -> list[str]:
     (DESIGN.md section 7); ``(window_end, keys)`` for landmark windows, whose
     windows in one period share their start; ``(window_id, keys)`` for count
     windows; every input column for rolling windows (identical input rows
-    have identical outputs, and a keyed sink keeps one of them).
+    have identical outputs, and a keyed sink keeps one of them), but ``is_final``:
+    a final value overwrites the partial ones of its row.
     """
     keys = list(window.key_columns)
-    if window.kind == "rolling":
-        aliases = {a.as_ for a in window.aggregations}
-        return [c for c in output_columns if c not in aliases]
+    if window.kind == "rolling":  # not the aggregates, nor whether a value is final (on_update)
+        values = {a.as_ for a in window.aggregations} | {FINAL_COLUMN}
+        return [c for c in output_columns if c not in values]
     first = {"landmark": window.window_end_column, "count": window.window_id_column}.get(
         window.kind, window.window_start_column)
     return [first, *keys]

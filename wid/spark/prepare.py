@@ -1,25 +1,43 @@
 """Input preparation: check the declared columns exist, normalise the event
 time to epoch microseconds, and mark each row that cannot be windowed with a
-reason (DESIGN.md sections 2 and 5).
+reason (DESIGN.md sections 2 and 5); and the rejected rows in the
+dead-letter shape.
 
-A prepared DataFrame is the input plus two columns: `TS` (long, epoch
-microseconds) and `REASON` (string, NULL for a good row). Good rows go on to
-the window stage; the others go to the dead-letter output, so nothing is
-lost silently.
+A prepared DataFrame is the input plus `TS` (long, epoch microseconds),
+`REASON` (string, NULL for a good row), `REJECTED_FILE` (the file a
+rejected row was read from) and, for each string column an
+aggregation reads as a number, that column cast to DOUBLE under
+``NUMERIC + name`` (`numeric_window` points the aggregations at it). Good
+rows go on to the window stage; the others go to the dead-letter output, so
+nothing is lost silently.
+
+Event times of Spark's ``TIMESTAMP_NTZ`` type are wall-clock times: their
+microseconds are the wall clock read as UTC, whatever the session time
+zone, so windows align on the wall clock as Spark's ``window()`` aligns
+them, and `wall_clock` tells the output stage to give the bounds back as
+``TIMESTAMP_NTZ`` (`wid.spark.columns.wall_clock_bounds`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from pyspark.errors import AnalysisException
+from pyspark.logger import PySparkLogger
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from wid.errors import ConfigError
 from wid.semantics import reasons
-from wid.spark.columns import CORRUPT, PREFIX, REASON, TS, lit_long
+from wid.spark.columns import CORRUPT, PREFIX, REASON, TS, lit_long, wall_clock_us
 from wid.spec.window import Window
 
 _ROLES = ("event_time_column", "gap_column", "order_by", "tie_breaker")
+NUMERIC = "_wid_num_"  # + column: a string column an aggregation reads as a number, as DOUBLE
+REJECTED_FILE = "_wid_rejected_file"  # the file a rejected row was read from (NULL for good rows)
+REPLACEMENT = "\ufffd"  # what a decoder puts for bytes that are not UTF-8
+DEAD_LETTER_COLUMNS = ("reason", "source", "source_file", "row_json")
 
 
 def check_columns(df: DataFrame, window: Window) -> None:
@@ -52,12 +70,15 @@ def event_time(df: DataFrame, window: Window) -> tuple[Column, Column]:
 
 def event_time_us(df: DataFrame, name: str, unit: str, field: str = "event_time_unit") -> tuple[Column, Column]:
     """Column `name` in `unit` (``timestamp``, ``ms``, ``us``) as epoch
-    microseconds, and True where a non-null value did not parse. Raises
-    ConfigError naming `field` when the column's type does not fit the unit."""
+    microseconds (a ``TIMESTAMP_NTZ`` as its wall clock read as UTC), and
+    True where a non-null value did not parse. Raises ConfigError naming
+    `field` when the column's type does not fit the unit."""
     col = F.col(name)
     dtype = df.schema[name].dataType
     if unit == "timestamp":
-        if isinstance(dtype, T.TimestampType | T.TimestampNTZType | T.DateType):
+        if isinstance(dtype, T.TimestampNTZType):
+            us = wall_clock_us(col)
+        elif isinstance(dtype, T.TimestampType | T.DateType):
             us = F.unix_micros(col.cast("timestamp"))
         elif isinstance(dtype, T.StringType):
             us = F.unix_micros(F.try_to_timestamp(col))
@@ -73,6 +94,14 @@ def event_time_us(df: DataFrame, name: str, unit: str, field: str = "event_time_
     return us, col.isNotNull() & us.isNull()
 
 
+def wall_clock(df: DataFrame, window: Window) -> bool:
+    """True when `window`'s event time is a ``TIMESTAMP_NTZ`` column of
+    `df`: its bounds are then wall-clock times of that type."""
+    name = window.event_time_column
+    return (window.time_mode == "event" and window.event_time_unit == "timestamp" and name is not None
+            and name in df.columns and isinstance(df.schema[name].dataType, T.TimestampNTZType))
+
+
 def first_reason(checks: list[tuple[Column, Column]]) -> Column:
     """The reason of the first check whose condition holds, else NULL."""
     reason: Column = F.lit(None).cast("string")
@@ -81,18 +110,57 @@ def first_reason(checks: list[tuple[Column, Column]]) -> Column:
     return reason
 
 
+def _string_columns(df: DataFrame, names: tuple[str, ...] | None = None) -> list[str]:
+    return [f.name for f in df.schema.fields if isinstance(f.dataType, T.StringType)
+            and not f.name.startswith(PREFIX) and (names is None or f.name in names)]
+
+
+def malformed(df: DataFrame) -> Column | None:
+    """True for a record the file reader could not read as declared: it kept
+    the raw text in `CORRUPT` (bad JSON, a wrong-typed value, a CSV row with
+    too few or too many fields), or a text column holds U+FFFD, which the
+    decoder puts for bytes that are not UTF-8 (CSV keeps such rows, JSON
+    rejects them). None when `df` was not read by wid's file reader."""
+    if CORRUPT not in df.columns:
+        return None
+    checks = [F.col(CORRUPT).isNotNull(), *[F.contains(F.col(c), F.lit(REPLACEMENT)) for c in _string_columns(df)]]
+    return F.coalesce(F.greatest(*checks), F.lit(False)) if len(checks) > 1 else checks[0]
+
+
+def numeric_casts(df: DataFrame, window: Window) -> dict[str, Column]:
+    """``NUMERIC + name`` -> the DOUBLE value of each string column an
+    aggregation reads as a number (NULL where it does not parse)."""
+    return {NUMERIC + c: F.col(c).try_cast("double") for c in _string_columns(df, window.numeric_columns)}
+
+
+def numeric_window(df: DataFrame, window: Window) -> Window:
+    """`window` with aggregations reading the DOUBLE casts of string columns
+    (`numeric_casts`) instead; `window` itself when it reads none."""
+    cast = set(_string_columns(df, window.numeric_columns))
+    if not cast:
+        return window
+
+    def point(name: str | None, numeric: bool) -> str | None:
+        return NUMERIC + name if numeric and name in cast else name
+    aggs = tuple(replace(a, column=point(a.column, a.numeric), column2=point(a.column2, a.numeric))
+                 for a in window.aggregations)
+    return replace(window, aggregations=aggs)
+
+
 def prepare(df: DataFrame, window: Window) -> DataFrame:
-    """`df` plus `TS` and `REASON`. Reasons, first match wins: a malformed
-    record (when the reader kept its raw text in `CORRUPT`), null event
-    time, unparseable event time, null key column (partition then group),
-    null or non-positive session gap, event time before the landmark.
-    Raises ConfigError for missing columns or an event-time type that does
-    not fit `event_time_unit`."""
+    """`df` plus `TS`, `REASON` and the `numeric_casts`. Reasons, first match
+    wins: a malformed record (`malformed`), null event time, unparseable
+    event time, null key column (partition then group), null or
+    non-positive session gap, event time before the landmark, a value an
+    aggregation reads as a number that is not one. Raises ConfigError for
+    missing columns or an event-time type that does not fit
+    `event_time_unit`."""
     check_columns(df, window)
     us, unparseable = event_time(df, window)
     checks: list[tuple[Column, Column]] = []
-    if CORRUPT in df.columns:
-        checks.append((F.col(CORRUPT).isNotNull(), F.lit(reasons.MALFORMED)))
+    bad_record = malformed(df)
+    if bad_record is not None:
+        checks.append((bad_record, F.lit(reasons.MALFORMED)))
     if window.time_mode == "event":
         checks.append((F.col(window.event_time_column or "").isNull(), F.lit(reasons.NULL_EVENT_TIME)))
         checks.append((unparseable, F.lit(reasons.UNPARSEABLE_EVENT_TIME)))
@@ -102,4 +170,62 @@ def prepare(df: DataFrame, window: Window) -> DataFrame:
         checks.append((gap.isNull() | (gap <= 0), F.lit(reasons.bad_gap(window.gap_column))))
     if window.kind == "landmark" and window.landmark_ms is not None:
         checks.append((us < lit_long(window.landmark_ms * 1000), F.lit(reasons.BEFORE_LANDMARK)))
-    return df.withColumn(TS, us).withColumn(REASON, first_reason(checks))
+    casts = numeric_casts(df, window)
+    for name, cast in casts.items():
+        raw = name[len(NUMERIC):]
+        checks.append((F.col(raw).isNotNull() & cast.isNull(), F.lit(reasons.not_a_number(raw))))
+    return marked(df.withColumns(casts), us, checks)
+
+
+def marked(df: DataFrame, us: Column, checks: list[tuple[Column, Column]]) -> DataFrame:
+    """`df` plus `TS` (`us`), `REASON` (the first of `checks` that holds)
+    and `REJECTED_FILE`, read with the row: a cached prepared DataFrame no
+    longer knows its files."""
+    out = df.withColumn(TS, us).withColumn(REASON, first_reason(checks))
+    return out.withColumn(REJECTED_FILE, F.when(F.col(REASON).isNotNull(), source_file(df)))
+
+
+def good_rows(prepared: DataFrame) -> DataFrame:
+    """The rows of a prepared DataFrame that go on to the window stage."""
+    return prepared.where(F.col(REASON).isNull()).drop(REASON, REJECTED_FILE)
+
+
+def originals(df: DataFrame) -> list[str]:
+    """The input's own columns (not wid's)."""
+    return [c for c in df.columns if not c.startswith(PREFIX)]
+
+
+def row_json(prepared: DataFrame) -> Column:
+    """The original row as JSON, or the raw text of a malformed record."""
+    parsed = F.to_json(F.struct(*originals(prepared)), {"ignoreNullFields": "false"})
+    return F.coalesce(F.col(CORRUPT), parsed) if CORRUPT in prepared.columns else parsed
+
+
+def source_file(df: DataFrame) -> Column:
+    """The file a row was read from, NULL where there is none. On a plan
+    that reads several file sources (a join), over which Spark refuses
+    ``input_file_name()`` (MULTI_SOURCES_UNSUPPORTED_FOR_EXPRESSION), NULL."""
+    file = F.nullif(F.input_file_name(), F.lit(""))
+    # PySpark logs every AnalysisException of a DataFrame call at ERROR before raising it: this one is
+    # expected and handled, so its logger is quiet for the attempt. The logger is PySpark's own class: a
+    # plain `logging` logger of that name, made first, would be the one PySpark finds and calls with
+    # keywords only its class takes, turning every later Spark error into a TypeError.
+    quiet = PySparkLogger.getLogger("DataFrameQueryContextLogger")
+    was, quiet.disabled = quiet.disabled, True
+    try:
+        _ = df.select(file).schema  # analysis runs here, on Spark Connect too
+    except AnalysisException:
+        return F.lit(None).cast("string")
+    finally:
+        quiet.disabled = was
+    return file
+
+
+def dead_letters(prepared: DataFrame, source: str) -> DataFrame:
+    """The rejected rows of a prepared DataFrame, in the dead-letter shape
+    (`DEAD_LETTER_COLUMNS`): reason, the `source` name, the file it was read
+    from (`source_file`), and the original row (`row_json`)."""
+    rejected = prepared.where(F.col(REASON).isNotNull())
+    return rejected.select(F.col(REASON).alias("reason"), F.lit(source).alias("source"),
+                           F.col(REJECTED_FILE).alias("source_file"), row_json(prepared).alias("row_json"))
+

@@ -1,10 +1,11 @@
-"""Starting a native streaming window query and tallying its micro-batches
-(the accounting identity of DESIGN.md section 5, per micro-batch).
+"""Starting a streaming query of wid's and the counts of each of its
+micro-batches (the accounting identity of DESIGN.md section 5, per
+micro-batch).
 
-`start` writes the window stage through ``foreachBatch`` (every wid sink is a
-batch writer that upserts by natural key, so a replayed batch overwrites
-itself). `Tallier` turns each micro-batch's progress into counts, reading
-the state store for exact late rows (`wid.spark.accounting`).
+`start` writes the WID operator's rows through ``foreachBatch`` (every wid
+sink is a batch writer that upserts by natural key, so a replayed batch
+overwrites itself); `BatchTally` is what the writer records of each
+micro-batch.
 """
 
 from __future__ import annotations
@@ -16,18 +17,13 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
-from wid.spark import accounting
-from wid.spark.streaming import CLOSED, GOOD, REJECTED
-from wid.spec.window import Window
-
 Handler = Callable[[DataFrame, int], None]
 
 
 @dataclass(frozen=True)
 class BatchTally:
-    """One micro-batch: rows read (good plus rejected; Spark's own
-    ``numInputRows`` counts a source twice when the dead letters are written
-    in the same query), good rows (the rest were rejected), late rows (of
+    """One micro-batch: rows read (good plus rejected), good rows (the rest
+    were rejected), late rows (of
     which `rows_late_dlq` went to the dead letter, the rest were dropped),
     rows added to windows, and the watermark it ran with (epoch
     milliseconds; windows that end at or before it are emitted), and how
@@ -84,68 +80,15 @@ def discard_interrupted_first_offset(spark: SparkSession, checkpoint: str) -> li
     return names
 
 
-def start(output: DataFrame, window: Window, checkpoint: str, handle: Handler, trigger: dict[str, Any],
+def start(output: DataFrame, checkpoint: str, handle: Handler, trigger: dict[str, Any],
           name: str | None = None) -> StreamingQuery:
-    """Start `output` (from `wid.window_result` on a stream) with `handle`
-    called on each micro-batch. `trigger` is passed to Spark's
-    ``DataStreamWriter.trigger`` (``{"availableNow": True}``,
-    ``{"processingTime": "10 seconds"}``, ...)."""
-    from wid.spark.streaming import output_mode
-
+    """Start `output` (append mode) with `handle` called on each
+    micro-batch. `trigger` is passed to Spark's ``DataStreamWriter.trigger``
+    (``{"availableNow": True}``, ``{"processingTime": "10 seconds"}``, ...)."""
     discard_interrupted_first_offset(output.sparkSession, checkpoint)
-    writer = (output.writeStream.outputMode(output_mode(window)).foreachBatch(handle)
+    writer = (output.writeStream.outputMode("append").foreachBatch(handle)
               .option("checkpointLocation", checkpoint).trigger(**trigger))
     return writer.queryName(name).start() if name else writer.start()
 
 
-def _observed(progress: Any, name: str) -> int:
-    metrics = (progress.get("observedMetrics") if isinstance(progress, dict) else progress.observedMetrics) or {}
-    row = metrics.get(name)
-    value = None if row is None else row["rows"]
-    return int(value or 0)
-
-
-def _watermark_ms(progress: Any) -> int:
-    from datetime import UTC, datetime, timedelta
-
-    text = (progress["eventTime"] or {}).get("watermark")
-    if not text:
-        return 0
-    since = datetime.fromisoformat(text.replace("Z", "+00:00")) - datetime(1970, 1, 1, tzinfo=UTC)
-    return since // timedelta(milliseconds=1)  # exact: no float seconds
-
-
-class Tallier:
-    """Tallies the micro-batches of one query, in order, with late rows
-    counted exactly. Remembers the rows held in state after the last batch
-    and the first stage's operator id, so each batch reads the state store
-    once."""
-
-    def __init__(self, spark: SparkSession, checkpoint: str) -> None:
-        self.spark, self.checkpoint = spark, checkpoint
-        self.stage: int | None = None
-        self.held: dict[int, int] = {}
-
-    def _held(self, batch: int) -> int:
-        if batch not in self.held:
-            assert self.stage is not None
-            self.held = {batch: accounting.state_rows(self.spark, self.checkpoint, self.stage, batch)}
-        return self.held[batch]
-
-    def batch(self, progress: Any) -> BatchTally:
-        """The counts of the micro-batch `progress` describes (a
-        ``StreamingQueryProgress``)."""
-        batch = int(progress["batchId"])
-        good = _observed(progress, GOOD)
-        if self.stage is None:
-            self.stage = accounting.first_stage(self.spark, self.checkpoint)
-        added = 0
-        if self.stage is not None:
-            before = self._held(batch - 1)
-            added = accounting.accepted(self._held(batch), before, _observed(progress, CLOSED))
-        rows_in = good + _observed(progress, REJECTED)
-        duration = int((progress["durationMs"] or {}).get("triggerExecution", 0))
-        return BatchTally(batch, rows_in, good, good - added, added, _watermark_ms(progress), duration)
-
-
-__all__ = ["BatchTally", "Handler", "Tallier", "discard_interrupted_first_offset", "start"]
+__all__ = ["BatchTally", "Handler", "discard_interrupted_first_offset", "start"]

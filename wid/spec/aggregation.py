@@ -67,6 +67,11 @@ class Aggregation:
         return tuple(c for c in (self.column, self.column2) if c is not None)
 
     @property
+    def numeric(self) -> bool:
+        """True when the columns are read as numbers (see AggShape)."""
+        return AGGREGATIONS[self.agg].numeric
+
+    @property
     def holistic(self) -> bool:
         """True when the partial state grows with the data (see AggShape)."""
         return AGGREGATIONS[self.agg].holistic or self.mode == "exact"

@@ -20,6 +20,9 @@ class AggShape:
     `holistic` marks aggregations whose partial state grows with the data
     (exact order statistics, exact distinct counts): they cannot be merged in
     constant space, which decides the execution form for overlapping windows.
+    `numeric` marks aggregations that read their columns as numbers: a
+    string value there is cast (Spark's ``try_cast`` to DOUBLE), and a row
+    whose value does not parse goes to the dead letter (`wid.semantics.reasons`).
     `origin` names where the semantics come from.
     """
 
@@ -27,17 +30,18 @@ class AggShape:
     origin: str
     percent: bool = False
     holistic: bool = False
+    numeric: bool = True
 
 
 AGGREGATIONS: dict[str, AggShape] = {
-    "count": AggShape((0, 1), "ematix-flow; SQL COUNT(*) / COUNT(col)"),
+    "count": AggShape((0, 1), "ematix-flow; SQL COUNT(*) / COUNT(col)", numeric=False),
     "sum": AggShape((1,), "ematix-flow; SQL SUM"),
-    "min": AggShape((1,), "ematix-flow; SQL MIN"),
-    "max": AggShape((1,), "ematix-flow; SQL MAX"),
+    "min": AggShape((1,), "ematix-flow; SQL MIN", numeric=False),
+    "max": AggShape((1,), "ematix-flow; SQL MAX", numeric=False),
     "avg": AggShape((1,), "ematix-flow; SQL AVG"),
-    "first": AggShape((1,), "ematix-flow: earliest non-null value by event time"),
-    "last": AggShape((1,), "ematix-flow: latest non-null value by event time"),
-    "count_distinct": AggShape((1,), "ematix-flow; HLL sketch or exact set"),
+    "first": AggShape((1,), "ematix-flow: earliest non-null value by event time", numeric=False),
+    "last": AggShape((1,), "ematix-flow: latest non-null value by event time", numeric=False),
+    "count_distinct": AggShape((1,), "ematix-flow; HLL sketch or exact set", numeric=False),
     "sum2": AggShape((1,), "DolphinDB sum2: sum of squares"),
     "std": AggShape((1,), "DolphinDB std: sample standard deviation"),
     "var": AggShape((1,), "DolphinDB var: sample variance"),

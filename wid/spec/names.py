@@ -35,3 +35,26 @@ def check_names(field: str, values: object) -> tuple[str, ...]:
             raise ConfigError(field, f"column '{name}' is listed twice", "list each column once")
         seen.add(name)
     return names
+
+
+IDENTIFIER_BYTES = 63  # PostgreSQL keeps the first 63 bytes of a name: longer ones could collide
+IDENTIFIER_RULE = (f"letters, digits and _, not starting with a digit, at most {IDENTIFIER_BYTES} bytes in UTF-8 "
+                   "(any script's letters)")
+
+
+def is_identifier(value: object) -> bool:
+    """True when `value` is a name wid writes into SQL (a table, a column):
+    see `IDENTIFIER_RULE`. Reserved words are fine: names are always quoted
+    by the database driver's own quoting."""
+    if not isinstance(value, str) or not value or len(value.encode()) > IDENTIFIER_BYTES:
+        return False
+    return (value[0].isalpha() or value[0] == "_") and all(c.isalnum() or c == "_" for c in value)
+
+
+def check_identifier(field: str, value: object, fix: str | None = None) -> str:
+    """Return `value` if it is a SQL identifier by `IDENTIFIER_RULE`, else
+    raise ConfigError naming `field`."""
+    if not is_identifier(value):
+        raise ConfigError(field, f"{value!r} is not a name wid writes to a database: use {IDENTIFIER_RULE}",
+                          fix or "choose another name")
+    return str(value)

@@ -204,6 +204,13 @@ class Window:
         return self.partition_by if self.kind == "count" else self.group_by
 
     @property
+    def numeric_columns(self) -> tuple[str, ...]:
+        """The input columns some aggregation reads as numbers (see
+        `wid.spec.catalog.AggShape.numeric`), in order of first use."""
+        cols = [c for a in self.aggregations if a.numeric for c in a.columns]
+        return tuple(dict.fromkeys(cols))
+
+    @property
     def hop_rows_or_size(self) -> int:
         """`hop_rows`, defaulting to `size_rows` (count windows only)."""
         if self.size_rows is None:

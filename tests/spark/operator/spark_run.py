@@ -18,10 +18,9 @@ from tests.spark.operator.harness import emission_row
 from wid.semantics.oracle import DeadLetter
 from wid.semantics.stream_oracle import BatchResult, Emission, LateRow, MicroBatch
 from wid.spark.operator.output import KIND, STATS
-from wid.spark.operator.tables import ORIGINAL, SRC
+from wid.spark.operator.tables import ORIGINAL, REASON, ROW_JSON, SRC
 from wid.spark.operator.time_engine import FINAL, START
 from wid.spec.window import Window
-from wid.stream_pipeline import tagged, untag
 
 
 def land(root: Path, batches: list[MicroBatch]) -> None:
@@ -44,36 +43,27 @@ def run_on_spark(spark: Any, root: Path, batches: list[MicroBatch], window: Wind
     micro-batch Spark ran (it runs one per landing file)."""
     land(root / "land", batches)
     df = spark.readStream.schema(ddl(schema)).option("maxFilesPerTrigger", 1).json(str(root / "land"))
-    spark.conf.set("spark.wid.streaming.path", "operator")
-    try:
-        result = wid.window_result(df, window, source="a")
-    finally:
-        spark.conf.unset("spark.wid.streaming.path")
+    result = wid.window_result(df, window, source="a")
     assert result.operator is not None, result.planned.form
     seen: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    rejected: dict[int, list[DeadLetter]] = defaultdict(list)
 
-    def handle(frame: Any, batch_id: int) -> None:  # as a pipeline splits it: rejected rows, operator rows
-        dead, rows = untag(frame, result.operator.columns)
-        rejected[batch_id] = [DeadLetter(r["reason"], json.loads(r["row_json"]), r["source"]) for r in dead.collect()]
-        seen[batch_id] = [r.asDict() for r in rows.collect()]
-    query = (tagged(result).writeStream.foreachBatch(handle).option("checkpointLocation", str(root / "ck"))
+    def handle(frame: Any, batch_id: int) -> None:
+        seen[batch_id] = [r.asDict() for r in frame.collect()]
+    query = (result.operator.writeStream.foreachBatch(handle).option("checkpointLocation", str(root / "ck"))
              .trigger(availableNow=True).start())
     query.awaitTermination()
-    results = [to_result(seen[b], window, schema.names, rejected[b]) for b in sorted(seen)]
+    results = [to_result(seen[b], window, schema.names) for b in sorted(seen)]
     for before, now in zip(results, results[1:], strict=False):
         if now.watermark_us is None:  # no row reached the shards (all rejected): the watermark stays
             now.watermark_us = before.watermark_us
     return results
 
 
-def to_result(rows: list[dict[str, Any]], window: Window, columns: Sequence[str] = (),
-              rejected: Sequence[DeadLetter] = ()) -> BatchResult:
+def to_result(rows: list[dict[str, Any]], window: Window, columns: Sequence[str] = ()) -> BatchResult:
     """One micro-batch of operator output as a `BatchResult`: rows_in counts
-    the data rows the shards saw plus the `rejected` rows of the same
-    micro-batch (the dead letter, which never reaches the shards);
-    `columns` are the input columns a rolling row carries."""
-    out = BatchResult(rejected=list(rejected), rows_in=len(rejected))
+    the data rows the shards saw, rejected ones included; `columns` are the
+    input columns a rolling row carries."""
+    out = BatchResult()
     for r in rows:
         kind = r[KIND]
         if kind == "w":
@@ -84,10 +74,12 @@ def to_result(rows: list[dict[str, Any]], window: Window, columns: Sequence[str]
             out.emitted.append(Emission(row, final=False, retract=True))
         elif kind == "l":
             out.late.append(LateRow(r[SRC], {c[len(ORIGINAL):]: v for c, v in r.items() if c.startswith(ORIGINAL)},
-                                    r["_wid_reason"]))
+                                    r[REASON]))
+        elif kind == "d":
+            out.rejected.append(DeadLetter(r[REASON], json.loads(r[ROW_JSON]), r[SRC]))
         else:
             stats = json.loads(r[STATS])
-            out.rows_in += stats["rows"]
+            out.rows_in += stats["rows"] + stats["rejected"]
             out.rows_late_dropped += stats["late_dropped"]
             out.punctuations += stats["punctuations"]
             out.watermark_us = stats["watermark_us"]

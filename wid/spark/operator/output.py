@@ -51,7 +51,7 @@ def frames(out: ShardOutput, schema: pa.Schema, chunk_rows: int = CHUNK_ROWS) ->
     each on the way to the JVM: a bounded batch, as
     `wid.spark.operator.tables.to_chunks` explains), then exactly one stats
     row."""
-    for kind, part in (("w", out.windows), ("r", out.retractions), ("l", out.late)):
+    for kind, part in (("w", out.windows), ("r", out.retractions), ("l", out.late), ("d", out.rejected)):
         for table in tables(part):
             rows = conform(table, kind, schema)
             for start in range(0, rows.num_rows, chunk_rows):

@@ -42,6 +42,7 @@ from wid.spark.operator.tables import (
     CHUNK_ROWS,
     PTIME,
     PUNCT,
+    REASON,
     SRC,
     TS,
     concat,
@@ -70,17 +71,20 @@ def with_constants(rows: pa.Table, constants: Mapping[str, Any]) -> pa.Table:
 
 def summarize(rows: pa.Table, scoped: bool, constants: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Per source: [largest data event time, largest global punctuation]
-    (None where there was none), and the batch timestamp. Keyed
+    (None where there was none), and the batch timestamp. Rows rejected
+    as bad input (`REASON` set) have no say. Keyed
     punctuations (`scoped`) do not move a source's watermark. A
     `CONSTANT_TYPES` column missing from `rows` has its value in
     `constants` (read from there, not built row by row)."""
     constants, have, n = constants or {}, set(rows.column_names), rows.num_rows
     punct = (rows.column(PUNCT).to_numpy(zero_copy_only=False).astype(bool) if PUNCT in have
              else np.full(n, bool(constants[PUNCT])))
+    # rows rejected as bad input carry no time the watermark may trust
+    timed = ~punct & ~pc.is_valid(rows.column(REASON)).to_numpy(zero_copy_only=False) if REASON in have else ~punct
     sources: dict[str, list[int | None]] = {}
     for name in pc.unique(rows.column(SRC)).to_pylist() if SRC in have else [constants[SRC]]:
         mine = pc.equal(rows.column(SRC), name).to_numpy(zero_copy_only=False) if SRC in have else np.ones(n, bool)
-        data = rows.column(TS).filter(pa.array(mine & ~punct))
+        data = rows.column(TS).filter(pa.array(mine & timed))
         marks = rows.column(PTIME).filter(pa.array(mine & punct)) if not scoped and punct.any() else \
             pa.array([], pa.int64())
         sources[name] = [pc.max(data).as_py() if len(data) else None, pc.max(marks).as_py() if len(marks) else None]

@@ -30,7 +30,8 @@ import wid.semantics.timeunits
 import wid.semantics.watermark
 from wid.aggregates.vector import vector_agg
 from wid.spark import pane_merge
-from wid.spark.columns import PREFIX, REASON
+from wid.spark.batch import compile_batch
+from wid.spark.columns import PREFIX, REASON, as_wall_clock, timestamp_us
 from wid.spark.operator import (
     count_engine,
     engines,
@@ -54,9 +55,19 @@ from wid.spark.operator.output import KIND, STATS
 from wid.spark.operator.packing import BATCH_MS, KEY, PACKED, SHARD, pack
 from wid.spark.operator.processor import WidProcessor
 from wid.spark.operator.shard_call import ShardCall
-from wid.spark.operator.tables import FILE, ORIGINAL, PTIME, PUNCT, SRC, TS
+from wid.spark.operator.tables import FILE, ORIGINAL, PTIME, PUNCT, ROW_JSON, SRC, TS
+from wid.spark.operator.tables import REASON as REASON_COLUMN
 from wid.spark.operator.time_engine import END, FINAL, START
-from wid.spark.prepare import event_time, prepare
+from wid.spark.plan import assemble
+from wid.spark.prepare import (
+    event_time,
+    good_rows,
+    numeric_window,
+    originals,
+    prepare,
+    row_json,
+    source_file,
+)
 from wid.spark.shipping import ship
 from wid.spec.window import FINAL_COLUMN, Window
 
@@ -66,7 +77,6 @@ SHARDS_CONF = "spark.wid.operator.shards"
 STATE_CACHE_CONF = "spark.wid.operator.stateCache"  # "true" (default) or "false": `wid.spark.operator.state_cache`
 PROVIDER = "spark.sql.streaming.stateStore.providerClass"
 CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
-REASON_COLUMN = "_wid_reason"
 _SHIPPED = (tables, layout, shard, time_engine, session_engine, engines, packing, output, processor, shard_call,
             state_cache, pane_merge, wid.aggregates.vector, wid.semantics.watermark, wid.semantics.timeunits, extents,
             count_engine, rolling_engine, landmark_engine)
@@ -124,12 +134,16 @@ def _needed(window: Window, originals: list[str]) -> list[str]:
 
 def _source_rows(frame: DataFrame, window: Window, source: str, dead_letter: bool,
                  constants: Mapping[str, object]) -> DataFrame:
-    """The operator's input rows of one source, read in one scan: its good
-    data rows and, under a punctuation predicate, its punctuation rows
-    (`PUNCT`; their time in `PTIME`, their scope columns, the rest NULL).
-    Splitting the source into a data and a punctuation branch would read
-    each micro-batch's files twice: a second wave of scan tasks, 0.15-0.25 s
-    per micro-batch on the rolling benchmark (`benchmarks.stream_rolling`).
+    """The operator's input rows of one source, read in one scan: its data
+    rows, its rows rejected as bad input (`REASON`, `ROW_JSON` and the file
+    set: the shards pass them to the dead letter, so the window stage and
+    the dead letter see the same rows of the same scan) and, under a
+    punctuation predicate, its punctuation rows (`PUNCT`; their time in
+    `PTIME`, their scope columns, the rest NULL). Splitting the source into
+    branches would read each micro-batch's files once per branch (a second
+    wave of scan tasks, 0.15-0.25 s per micro-batch on the rolling
+    benchmark, `benchmarks.stream_rolling`), and a file reader that prunes
+    columns may find a record malformed in one branch and not in another.
     Columns named in `constants` are left out (`wid.spark.operator.packing`)."""
     prepared = prepare(frame, window)
     p = window.punctuation
@@ -140,35 +154,41 @@ def _source_rows(frame: DataFrame, window: Window, source: str, dead_letter: boo
         timed = replace(window, event_time_column=p.time_column) if p.time_column else window
         ptime = F.when(marked, event_time(frame, timed)[0])
     scope = p.scope if p is not None else ()
-    originals = [c for c in frame.columns if not c.startswith(PREFIX)]
+    rejected = ~marked & F.col(REASON).isNotNull()
+    numeric = numeric_window(frame, window)
 
     def data(col: Column, name: str) -> Column:
         return col.alias(name) if p is None else F.when(~marked, col).alias(name)
 
-    cols = [F.col(c) if c in scope else data(F.col(c), c) for c in dict.fromkeys([*_needed(window, originals), *scope])]
+    cols = [F.col(c) if c in scope else data(F.col(c), c) for c in dict.fromkeys([*_needed(numeric, originals(frame)),
+                                                                                 *scope])]
     cols.append(data(F.col(TS), TS))
     cols += [c.alias(n) for c, n in ((F.lit(source), SRC), (marked, PUNCT), (ptime.cast("long"), PTIME))
              if n not in constants]
+    cols += [F.when(rejected, F.col(REASON)).alias(REASON_COLUMN), F.when(rejected, row_json(prepared)).alias(ROW_JSON)]
+    file = source_file(prepared)
     if dead_letter:
-        cols += [data(F.col(c), ORIGINAL + c) for c in originals]
-        cols.append(data(F.nullif(F.input_file_name(), F.lit("")), FILE))
-    return prepared.where(marked | F.col(REASON).isNull()).select(*cols)
+        cols += [data(F.col(c), ORIGINAL + c) for c in originals(frame)]
+        cols.append(data(file, FILE))
+    else:
+        cols.append(F.when(rejected, file).alias(FILE))
+    return prepared.select(*cols)
 
 
-def _output_schema(spark: SparkSession, source: DataFrame, window: Window, dead_letter: bool) -> T.StructType:
-    """The operator's output columns; aggregate types as the batch engine gives them."""
-    from wid.spark.batch import window_result
-
-    originals = [f for f in source.schema.fields if not f.name.startswith(PREFIX)]
-    probe = window_result(spark.createDataFrame([], T.StructType(originals)), window).output.schema
+def _output_schema(source: DataFrame, window: Window, dead_letter: bool) -> T.StructType:
+    """The operator's output columns; aggregate types as the batch plans
+    give them (`wid.spark.batch`, compiled over no rows)."""
+    inputs = [f for f in source.schema.fields if not f.name.startswith(PREFIX)]
+    empty = source.sparkSession.createDataFrame([], T.StructType(inputs))
+    probe = compile_batch(good_rows(prepare(empty, window)), numeric_window(empty, window), "probe").output.schema
     fields = [T.StructField(KIND, T.StringType()), T.StructField(START, T.LongType()),
               T.StructField(END, T.LongType()), T.StructField(FINAL, T.BooleanType())]
     bounds = (window.window_start_column, window.window_end_column)
     # (count: the id,) keys (rolling: every input), aliases; nullable: other kinds of rows leave them NULL
     fields += [T.StructField(f.name, f.dataType) for f in probe.fields if f.name not in bounds]
     if dead_letter:
-        fields += [T.StructField(ORIGINAL + f.name, f.dataType) for f in originals]
-        fields += [T.StructField(c, T.StringType()) for c in (SRC, FILE, REASON_COLUMN)]
+        fields += [T.StructField(ORIGINAL + f.name, f.dataType) for f in inputs]
+    fields += [T.StructField(c, T.StringType()) for c in (SRC, FILE, REASON_COLUMN, ROW_JSON)]
     return T.StructType([*fields, T.StructField(STATS, T.StringType())])
 
 
@@ -199,10 +219,10 @@ def compile_operator(sources: Mapping[str, DataFrame], window: Window, pipeline:
     spark = first.sparkSession
     _, shards = operator_layout(spark)
     dead_letter = window.late_data == "dlq"
-    originals = tuple(c for c in first.columns if not c.startswith(PREFIX)) if dead_letter else ()
     inputs = T.StructType([f for f in first.schema.fields if not f.name.startswith(PREFIX)])
     check_stream(window, inputs)
-    spec = operator_spec(window, pipeline=pipeline, shards=shards, dead_letter_columns=originals,
+    spec = operator_spec(numeric_window(first, window), pipeline=pipeline, shards=shards,
+                         dead_letter_columns=tuple(originals(first)) if dead_letter else (),
                          input_columns=tuple(inputs.fieldNames()), unordered=tuple(unordered(inputs)))
     constants = unsent(window, sources)
     parts = [_source_rows(frame, window, name, dead_letter, constants) for name, frame in sources.items()]
@@ -210,7 +230,7 @@ def compile_operator(sources: Mapping[str, DataFrame], window: Window, pipeline:
     keys = window.punctuation.scope if window.punctuation is not None and window.punctuation.scope else \
         window.closing_columns
     scoped = bool(window.punctuation is not None and window.punctuation.scope)
-    schema = _output_schema(spark, first, window, dead_letter)
+    schema = _output_schema(first, window, dead_letter)
     return OperatorPlan(through_shards(rows, list(keys), ShardCall(spec), schema, scoped=scoped,
                                        constants=constants), spec)
 
@@ -253,34 +273,27 @@ def _packed_json() -> dict[str, object]:
     return from_arrow_schema(PACKED).jsonValue()
 
 
-__all__ = ["CHANGELOG", "OperatorPlan", "PROVIDER", "ROCKSDB", "SHARDS_CONF", "STATE_CACHE_CONF", "compile_operator", "operator_layout",
-           "operator_spec", "shard_keys", "through_shards"]
-
-
-
-
-def windows_of(rows: DataFrame, window: Window) -> DataFrame:
+def windows_of(rows: DataFrame, window: Window, wall_clock: bool = False) -> DataFrame:
     """The window rows among the operator's output, in DESIGN.md section 3's
-    columns (timestamps; a rolling row is its input columns and the
-    aliases), plus ``is_final`` with ``emit = "on_update"``."""
-    from wid.spark.plan import assemble
-
+    columns (timestamps, or wall-clock ``TIMESTAMP_NTZ`` with `wall_clock`;
+    a rolling row is its input columns and the aliases), plus ``is_final``
+    with ``emit = "on_update"``."""
     extra = (F.col(FINAL).alias(FINAL_COLUMN),) if window.emit == "on_update" else ()
     windows = rows.where(F.col(KIND) == "w")
     if window.kind == "rolling":
         return windows.select(*[c for c in rows.columns if not c.startswith(PREFIX)], *extra)
-    wid = F.col(window.window_id_column) if window.kind == "count" else None
-    return assemble(windows, window, F.col(START), F.col(END), wid=wid, extra=extra)
+    window_id = F.col(window.window_id_column) if window.kind == "count" else None
+    out = assemble(windows, window, F.col(START), F.col(END), window_id=window_id, extra=extra)
+    return as_wall_clock(out, window.output_prefix[:2]) if wall_clock else out
 
 
-def retractions_of(rows: DataFrame, window: Window) -> DataFrame:
+def retractions_of(rows: DataFrame, window: Window, wall_clock: bool = False) -> DataFrame:
     """The natural keys (window start, group columns) of session windows the
     operator retracted: the sink must delete them (they merged into another
     session, or took an earlier start)."""
-    from wid.spark.columns import timestamp_us
-
-    return rows.where(F.col(KIND) == "r").select(timestamp_us(F.col(START)).alias(window.window_start_column),
-                                                 *window.group_by)
+    out = rows.where(F.col(KIND) == "r").select(timestamp_us(F.col(START)).alias(window.window_start_column),
+                                                *window.group_by)
+    return as_wall_clock(out, (window.window_start_column,)) if wall_clock else out
 
 
 def late_rows_of(rows: DataFrame) -> DataFrame:
@@ -293,4 +306,20 @@ def late_rows_of(rows: DataFrame) -> DataFrame:
                        F.to_json(F.struct(*originals), {"ignoreNullFields": "false"}).alias("row_json"))
 
 
-__all__ += ["late_rows_of", "retractions_of", "windows_of"]
+def rejected_rows_of(rows: DataFrame) -> DataFrame:
+    """The rows rejected as bad input, as the shards passed them on, in the
+    dead-letter shape (reason, source, source_file, row_json)."""
+    return rows.where(F.col(KIND) == "d").select(F.col(REASON_COLUMN).alias("reason"), F.col(SRC).alias("source"),
+                                                 F.col(FILE).alias("source_file"), F.col(ROW_JSON).alias("row_json"))
+
+
+def dead_letters_of(rows: DataFrame, window: Window) -> DataFrame:
+    """Every dead letter among the operator's output: rejected rows, and the
+    late rows under ``late_data = "dlq"``."""
+    rejected = rejected_rows_of(rows)
+    return rejected.unionByName(late_rows_of(rows)) if window.late_data == "dlq" else rejected
+
+
+__all__ = ["CHANGELOG", "OperatorPlan", "PROVIDER", "REASON_COLUMN", "ROCKSDB", "SHARDS_CONF", "STATE_CACHE_CONF",
+           "compile_operator", "dead_letters_of", "late_rows_of", "operator_layout", "operator_spec",
+           "rejected_rows_of", "retractions_of", "shard_keys", "through_shards", "windows_of"]

@@ -35,10 +35,13 @@ import pyarrow.compute as pc
 from wid.semantics.watermark import SourceBatch, SourceClock, Watermarks
 from wid.spark.operator.layout import OperatorSpec
 from wid.spark.operator.tables import (
+    FILE,
     NONE,
     ORIGINAL,
     PTIME,
     PUNCT,
+    REASON,
+    ROW_JSON,
     SRC,
     concat,
     from_bytes,
@@ -159,6 +162,7 @@ class ShardOutput:
     windows: Emitted = None
     retractions: pa.Table | None = None
     late: pa.Table | None = None
+    rejected: pa.Table | None = None
     stats: dict[str, Any] = field(default_factory=dict)
 
 
@@ -196,10 +200,26 @@ def load_meta(store: Store, shards: int) -> Meta:
     return meta
 
 
+def split_rejected(rows: pa.Table, dead_letter: bool) -> tuple[pa.Table | None, pa.Table]:
+    """(the rows rejected as bad input, in the dead letter's columns `REASON`,
+    `SRC`, `FILE`, `ROW_JSON`; the other rows, without those columns but
+    `FILE` under ``late_data = "dlq"``, whose late rows name their file).
+    Rows without a `REASON` column are all good."""
+    if REASON not in rows.column_names:
+        return None, rows
+    bad = pc.is_valid(rows.column(REASON)).to_numpy(zero_copy_only=False)
+    rejected = where(rows, bad).select([REASON, SRC, FILE, ROW_JSON]) if bad.any() else None
+    dropped = [REASON, ROW_JSON] if dead_letter else [REASON, ROW_JSON, FILE]
+    return rejected, (where(rows, ~bad) if bad.any() else rows).drop_columns(dropped)
+
+
 def run_batch(spec: OperatorSpec, store: Store, engine: Engine, rows: pa.Table,
               sources: Mapping[str, SourceBatch], batch_ms: int) -> ShardOutput:
     """Steps 1-4 of the module docstring for one shard and micro-batch.
-    `rows` holds data and punctuation rows (`PUNCT`)."""
+    `rows` holds data and punctuation rows (`PUNCT`), and rows rejected as
+    bad input (`REASON` set), which go straight to the output."""
+    out = ShardOutput()
+    out.rejected, rows = split_rejected(rows, spec.late_data == "dlq")
     meta = load_meta(store, spec.shards)
     keyed = load_keyed(store)
     is_punct = rows.column(PUNCT).to_numpy(zero_copy_only=False).astype(bool)
@@ -207,7 +227,6 @@ def run_batch(spec: OperatorSpec, store: Store, engine: Engine, rows: pa.Table,
     before = Closing(meta.marks.global_us, keyed)
     cp = before.of(data, spec.scope)
     late = engine.late(data, cp)
-    out = ShardOutput()
     if late.any():
         out.late = late_rows(spec.late_data, where(data, late))
     accepted = ~late
@@ -223,6 +242,7 @@ def run_batch(spec: OperatorSpec, store: Store, engine: Engine, rows: pa.Table,
     windows, groups = engine.held()
     n_late = int(late.sum())
     out.stats = {"rows": data.num_rows, "aggregated": int(accepted.sum()), "punctuations": puncts.num_rows,
+                 "rejected": 0 if out.rejected is None else out.rejected.num_rows,
                  "late_dlq": n_late if spec.late_data == "dlq" else 0,
                  "late_dropped": 0 if spec.late_data == "dlq" else n_late,
                  "windows_active": windows, "state_groups": groups, "watermark_us": meta.marks.global_us,
@@ -238,10 +258,10 @@ def late_rows(late_data: str, late: pa.Table, reason: str | pa.Array = LATE_REAS
     for the other policies (they are only counted)."""
     if late_data != "dlq":
         return None
-    cols = [c for c in late.column_names if c.startswith(ORIGINAL) or c in (SRC, "_wid_file")]
+    cols = [c for c in late.column_names if c.startswith(ORIGINAL) or c in (SRC, FILE)]
     why = reason if isinstance(reason, pa.Array) else pa.repeat(pa.scalar(reason, pa.string()), late.num_rows)
-    return late.select(cols).append_column("_wid_reason", why)
+    return late.select(cols).append_column(REASON, why)
 
 
 __all__ = ["Closing", "Emitted", "Engine", "LATE_REASON", "MemoryStore", "Meta", "ShardOutput", "Store", "keyed_after",
-           "late_rows", "load_keyed", "load_meta", "run_batch", "tables"]
+           "late_rows", "load_keyed", "load_meta", "run_batch", "split_rejected", "tables"]

@@ -17,6 +17,8 @@ PTIME = "_wid_ptime"    # a punctuation's time, epoch microseconds
 PANE = "_wid_pane"      # pane id
 FILE = "_wid_file"      # the file a row was read from (dead letters)
 ORIGINAL = "_wid_o_"    # prefix of the original columns carried for the dead letter
+REASON = "_wid_reason"  # why a row is rejected as bad input, or is late (dead letters)
+ROW_JSON = "_wid_row_json"  # a rejected row as the dead letter stores it: JSON, or a malformed record's text
 NONE = np.iinfo(np.int64).min  # "nothing closed yet" inside vectorised arithmetic only
 
 

@@ -1,6 +1,6 @@
 """A micro-batch's counts from the WID operator's shards (DESIGN.md section
-5): each shard reports the data rows it saw, how many it aggregated, dropped
-late or sent to the dead letter, what it holds, and the watermarks (the same
+5): each shard reports the data rows it saw, how many it rejected as bad input,
+aggregated, dropped late or sent to the dead letter, what it holds, and the watermarks (the same
 on every shard)."""
 
 from __future__ import annotations
@@ -11,10 +11,12 @@ from collections.abc import Iterable
 from wid.spark.stream_query import BatchTally
 
 
-def tally(batch_id: int, rejected: int, stats: Iterable[str], duration_ms: int = 0) -> BatchTally:
-    """The `BatchTally` of one micro-batch from its `rejected` row count and
-    the shards' JSON counts."""
+def tally(batch_id: int, stats: Iterable[str], rejected: int = 0, duration_ms: int = 0) -> BatchTally:
+    """The `BatchTally` of one micro-batch from the shards' JSON counts
+    (those of the rows rejected as bad input included), plus `rejected` rows
+    counted apart (a window join's, which never reach the shards)."""
     docs = [json.loads(s) for s in stats]
+    rejected += sum(d.get("rejected", 0) for d in docs)
     total = {k: sum(d[k] for d in docs) for k in ("rows", "aggregated", "late_dropped", "late_dlq",
                                                   "windows_active", "state_groups")}
     marks = [d["watermark_us"] for d in docs if d["watermark_us"] is not None]
