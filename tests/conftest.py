@@ -36,33 +36,62 @@ def _pg_bin(name: str) -> str:
     return path
 
 
-@pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
+class PostgresServer:
     """A real PostgreSQL server for this test run: a fresh cluster on
     127.0.0.1 and a free port, run as the unprivileged ``postgres`` user when
-    the tests run as root (PostgreSQL refuses to run as root)."""
-    import shutil
-    import socket
-    import subprocess
-    import tempfile
-    from pathlib import Path
+    the tests run as root (PostgreSQL refuses to run as root). `stop` and
+    `start` take it down and bring it back, for outage tests."""
 
-    home = Path(tempfile.mkdtemp(prefix="wid-pg-"))  # not under pytest's root-only directories
-    data = home / "data"
-    as_user: list[str] = []
-    if os.geteuid() == 0:
-        as_user = ["runuser", "-u", "postgres", "--"]
-        home.chmod(0o777)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    subprocess.run([*as_user, _pg_bin("initdb"), "-D", str(data), "-A", "trust", "-U", "wid", "--no-sync"],
-                   check=True, capture_output=True)
-    options = f"-c listen_addresses=127.0.0.1 -p {port} -k {data} -c fsync=off"
-    subprocess.run([*as_user, _pg_bin("pg_ctl"), "-D", str(data), "-o", options, "-w", "-l", str(data / "log"),
-                    "start"], check=True, capture_output=True)
+    def __init__(self) -> None:
+        import socket
+        import subprocess
+        import tempfile
+        from pathlib import Path
+
+        self.home = Path(tempfile.mkdtemp(prefix="wid-pg-"))  # not under pytest's root-only directories
+        self.data = self.home / "data"
+        self.as_user: list[str] = []
+        if os.geteuid() == 0:
+            self.as_user = ["runuser", "-u", "postgres", "--"]
+            self.home.chmod(0o777)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        subprocess.run([*self.as_user, _pg_bin("initdb"), "-D", str(self.data), "-A", "trust", "-U", "wid",
+                        "--no-sync"], check=True, capture_output=True)
+        self.url = f"postgresql://wid@127.0.0.1:{self.port}/postgres"
+
+    def _ctl(self, *args: str) -> None:
+        import subprocess
+
+        subprocess.run([*self.as_user, _pg_bin("pg_ctl"), "-D", str(self.data), *args], check=True, capture_output=True)
+
+    def start(self) -> None:
+        options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.data} -c fsync=off"
+        self._ctl("-o", options, "-w", "-l", str(self.data / "log"), "start")
+
+    def stop(self) -> None:
+        self._ctl("-m", "immediate", "stop")
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """The suite's PostgreSQL server (see `PostgresServer`), running."""
+    import shutil
+    import subprocess
+    from contextlib import suppress
+
+    server = PostgresServer()
+    server.start()
     try:
-        yield f"postgresql://wid@127.0.0.1:{port}/postgres"
+        yield server
     finally:
-        subprocess.run([*as_user, _pg_bin("pg_ctl"), "-D", str(data), "-m", "immediate", "stop"], capture_output=True)
-        shutil.rmtree(home, ignore_errors=True)
+        with suppress(subprocess.CalledProcessError):  # already stopped by a test that failed half-way
+            server.stop()
+        shutil.rmtree(server.home, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """The URL of the suite's PostgreSQL server."""
+    return postgres_server.url

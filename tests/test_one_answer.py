@@ -20,14 +20,7 @@ Window must give these results.
 
 from __future__ import annotations
 
-import json
-import os
 import random
-import sqlite3
-from collections import Counter
-from collections.abc import Iterable, Sequence
-from contextlib import closing
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +29,19 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import wid
-from tests.spark.compare import same_value
+from tests.sink_check import (
+    Row,
+    as_sink_row,
+    assert_same_rows,
+    dead_letters,
+    expected_dead,
+    land,
+    malformed,
+    read_table,
+    rows_of,
+    stream_outcome,
+)
 from wid.semantics import evaluate, reasons
-from wid.semantics.stream_oracle import BatchResult, MicroBatch, run_stream
-from wid.spark.plan import natural_key
 from wid.spec import Aggregation, Window
 from wid.spec.pipeline import PipelineSpec, SinkSpec, SourceSpec, StreamSpec
 
@@ -49,7 +51,6 @@ MALFORMED_LINE = '{"k": "a", "ts": '  # a line cut short: no JSON parser reads i
 AGGS = (Aggregation("count", as_="n"), Aggregation("sum", "v", as_="total"), Aggregation("max", "v", as_="hi"),
         Aggregation("last", "v", as_="last_v"))
 
-Row = dict[str, Any]
 
 
 @st.composite
@@ -101,17 +102,6 @@ def streams(draw: st.DrawFn) -> list[list[Row | str]]:
     return [ordered[a:b] for a, b in zip([0, *cuts], [*cuts, len(ordered)], strict=True)]
 
 
-def land(root: Path, batches: Sequence[Sequence[Row | str]]) -> Path:
-    """One JSON-lines file per micro-batch, in order of modification time."""
-    land_dir = root / "land"
-    land_dir.mkdir(parents=True)
-    for i, batch in enumerate(batches):
-        path = land_dir / f"part-{i:04d}.json"
-        path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in batch))
-        os.utime(path, (1_000_000 + i, 1_000_000 + i))
-    return land_dir
-
-
 def pipeline(root: Path, land_dir: Path, window: Window, stream: bool) -> PipelineSpec:
     db = str(root / ("stream.sqlite" if stream else "batch.sqlite"))
     options = {"maxFilesPerTrigger": "1"} if stream else {}
@@ -120,85 +110,6 @@ def pipeline(root: Path, land_dir: Path, window: Window, stream: bool) -> Pipeli
                         window=window, target=SinkSpec("sqlite", path=db, table="windows"),
                         dead_letter=SinkSpec("sqlite", path=db, table="dead_letter"),
                         stream=StreamSpec(checkpoint=str(root / "checkpoint")), base_dir=str(root))
-
-
-def read_table(path: str, table: str) -> list[Row]:
-    with closing(sqlite3.connect(path)) as con:
-        con.row_factory = sqlite3.Row
-        try:
-            return [dict(r) for r in con.execute(f'SELECT * FROM "{table}"')]
-        except sqlite3.OperationalError:  # never created: nothing was written
-            return []
-
-
-def iso(us: int) -> str:
-    """Epoch microseconds as the SQLite sink writes a timestamp."""
-    return datetime.fromtimestamp(us / 1e6, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def as_sink_row(window: Window, row: Row) -> Row:
-    """An oracle output row as the SQLite sink holds it (bounds as ISO text)."""
-    bounds = set(window.output_prefix[:2]) if window.kind != "rolling" else set()
-    return {c: (iso(v) if c in bounds and v is not None else v) for c, v in row.items()}
-
-
-def folded(window: Window, results: Iterable[BatchResult], columns: list[str]) -> list[Row]:
-    """The oracle's emissions applied in order, as a keyed sink applies them:
-    an upsert by natural key, a delete for a retraction."""
-    key = natural_key(window, columns)
-    table: dict[tuple[Any, ...], Row] = {}
-    for result in results:
-        for e in result.emitted:
-            row = as_sink_row(window, e.row)
-            k = tuple(row[c] for c in key)
-            if e.retract:
-                table.pop(k, None)
-            else:
-                table[k] = {**row, "is_final": e.final} if window.emit == "on_update" else row
-    return list(table.values())
-
-
-def assert_same_rows(window: Window, got: list[Row], want: list[Row]) -> None:
-    aliases = {a.as_ for a in window.aggregations}
-    assert len(got) == len(want), f"{len(got)} rows written, the oracle gives {len(want)}:\n{got}\n{want}"
-    if not want:
-        return
-    exact = [c for c in want[0] if c not in aliases]
-
-    def key(r: Row) -> str:
-        return json.dumps([bool(r[c]) if c == "is_final" else r[c] for c in exact])
-    for g, w in zip(sorted(got, key=key), sorted(want, key=key), strict=True):
-        assert key(g) == key(w), f"\n wid    {g}\n oracle {w}"
-        for a in window.aggregations:
-            assert same_value(a.agg, a.mode, g[a.as_], w[a.as_]), f"{a.as_}:\n wid    {g}\n oracle {w}"
-
-
-def dead_letters(rows: list[Row]) -> Counter[tuple[str, str]]:
-    """(reason, row) of each dead-letter row, counted by its occurrences."""
-    out: Counter[tuple[str, str]] = Counter()
-    for r in rows:
-        try:
-            parsed = json.loads(r["row_json"])
-        except json.JSONDecodeError:
-            parsed = r["row_json"]
-        out[r["reason"], json.dumps(parsed, sort_keys=True)] += r["occurrences"]
-    return out
-
-
-def expected_dead(rejected: Iterable[tuple[str, Row | str]]) -> Counter[tuple[str, str]]:
-    out: Counter[tuple[str, str]] = Counter()
-    for reason, row in rejected:
-        full = row if isinstance(row, str) else {c: row.get(c) for c in COLUMNS}
-        out[reason, json.dumps(full, sort_keys=True)] += 1
-    return out
-
-
-def rows_of(batch: Sequence[Row | str]) -> list[Row]:
-    return [r for r in batch if not isinstance(r, str)]
-
-
-def malformed(batch: Sequence[Row | str]) -> list[str]:
-    return [r for r in batch if isinstance(r, str)]
 
 
 def examples(n: int) -> settings:
@@ -228,7 +139,8 @@ KINDS = ["tumbling", "hopping", "session", "count", "rolling", "landmark"]
 def test_a_stream_gives_the_streaming_oracle_s_answer(spark: Any, tmp_path_factory: Any, kind: str,
                                                       data: st.DataObject) -> None:
     window, batches, root, report = drawn_run(spark, tmp_path_factory, kind, data, stream=True)
-    oracle = run_stream([MicroBatch([("source", r) for r in rows_of(b)]) for b in batches], window)
+    written = read_table(str(root / "stream.sqlite"), "windows")
+    oracle, want_rows, want_dead = stream_outcome(window, batches, COLUMNS, list(written[0]) if written else [])
 
     assert len(report.batches) == len(batches)
     for i, (got, want, batch) in enumerate(zip(report.batches, oracle, batches, strict=True)):
@@ -239,12 +151,7 @@ def test_a_stream_gives_the_streaming_oracle_s_answer(spark: Any, tmp_path_facto
         assert got.rows_in == got.rows_rejected + got.rows_late_dropped + got.rows_late_dlq + got.rows_aggregated
     assert report.identity_holds
 
-    written = read_table(str(root / "stream.sqlite"), "windows")
-    columns = list(written[0]) if written else []
-    assert_same_rows(window, written, folded(window, oracle, columns))
-    want_dead = expected_dead([*[(d.reason, d.row) for o in oracle for d in o.rejected],
-                               *[(d.reason, d.row) for o in oracle for d in o.late],
-                               *[(reasons.MALFORMED, line) for b in batches for line in malformed(b)]])
+    assert_same_rows(window, written, want_rows)
     assert dead_letters(read_table(str(root / "stream.sqlite"), "dead_letter")) == want_dead
 
 
@@ -262,5 +169,5 @@ def test_the_same_files_in_batch_give_the_batch_oracle_s_answer(spark: Any, tmp_
     written = read_table(str(root / "batch.sqlite"), "windows")
     assert_same_rows(window, written, [as_sink_row(window, r) for r in oracle.rows])
     want_dead = expected_dead([*[(d.reason, d.row) for d in oracle.dead_letter],
-                               *[(reasons.MALFORMED, line) for line in lines]])
+                               *[(reasons.MALFORMED, line) for line in lines]], COLUMNS)
     assert dead_letters(read_table(str(root / "batch.sqlite"), "dead_letter")) == want_dead

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.crash_recovery import HOPPING, pipeline_toml
+from tests.crash_harness import HOPPING, pipeline_toml
 from tests.test_stream_pipeline import land, table
 from wid.semantics.reasons import LATE
 from wid.semantics.stream_oracle import MicroBatch, run_stream

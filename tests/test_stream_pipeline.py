@@ -11,7 +11,9 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from benchmarks.crash_recovery import HOPPING, pipeline_toml
+import pytest
+
+from tests.crash_harness import HOPPING, pipeline_toml
 from wid.semantics import evaluate
 from wid.semantics.reasons import MALFORMED
 from wid.spec.toml_io import load_pipeline
@@ -170,3 +172,22 @@ def test_group_cap_on_a_stream_fails_with_the_design_message(spark: Any, tmp_pat
         run_stream(loads_pipeline(text, base_dir=str(tmp_path)), spark)
     assert "window state cap hit: max_groups_per_window=1 reached on window [2023-11-14T22:13:20Z, " in str(err.value)
     assert str(err.value).endswith(") for pipeline capped")
+
+
+@pytest.mark.parametrize("extent", ['kind = "tumbling"\nduration_ms = 10000', HOPPING, 'kind = "count"\nsize_rows = 10',
+                                    'kind = "landmark"\nhop_ms = 10000\nlandmark_ms = 0'],
+                         ids=["tumbling", "hopping", "count", "landmark"])
+def test_the_group_cap_fails_the_micro_batch_that_exceeds_it(spark: Any, tmp_path: Path, extent: str) -> None:
+    # micro-batch 0 holds 10 groups in its first window against a cap of 3: that micro-batch fails, so
+    # nothing is written and nothing is committed in the checkpoint
+    from wid.errors import StateCapError
+    from wid.spec.toml_io import loads_pipeline
+
+    t0 = 1_700_000_000_000
+    rows = [{"k": f"k{i}", "ts": t0 + i * 100, "v": 1.0} for i in range(10)] + [{"k": "k0", "ts": t0 + 60_000, "v": 1.0}]
+    land(tmp_path / "land", [[json.dumps(r) for r in rows], [json.dumps({"k": "k0", "ts": t0 + 120_000, "v": 1.0})]])
+    text = pipeline_toml(extent, name="capped").replace("max_groups_per_window = 1000", "max_groups_per_window = 3")
+    with pytest.raises(StateCapError, match=r"max_groups_per_window=3 reached on window \["):
+        run_stream(loads_pipeline(text, base_dir=str(tmp_path)), spark)
+    assert not (tmp_path / "out.sqlite").exists() or not table(tmp_path / "out.sqlite", "windows")
+    assert not list((tmp_path / "capped.checkpoint" / "commits").glob("[0-9]*"))

@@ -14,10 +14,11 @@ from pyspark.sql import DataFrame, SparkSession
 from wid.errors import WidError
 from wid.io import dead_letter, sinks
 from wid.io.sources import read_source, resolve
+from wid.io.sql_sinks import Refused
+from wid.semantics.sink_state import natural_key
 from wid.spark.columns import REASON
 from wid.spark.compile import WindowResult, window_result
 from wid.spark.errors import translate
-from wid.spark.plan import natural_key
 from wid.spark.session import spark_session
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
 
@@ -43,6 +44,7 @@ class RunReport:
     punctuations: int = 0
     notes: tuple[str, ...] = field(default=())
     kind: str = "window"  # or "join": rows_aggregated then counts the rows of both sides that joined
+    rows_refused: int = 0  # output rows the target database could not hold (in the dead letter, source "target")
 
     @property
     def identity_holds(self) -> bool:
@@ -80,17 +82,21 @@ def reason_counts(prepared: DataFrame) -> dict[str | None, int]:
 
 
 def write_outputs(spec: PipelineSpec | JoinPipelineSpec, output: DataFrame, dead: DataFrame, key: list[str],
-                  step: Callable[[str], Any]) -> int | None:
+                  step: Callable[[str], Any]) -> tuple[int | None, int]:
     """Write `output` to the target (upserting on `key`) and the dead
-    letters to the dead-letter sink; returns the rows written."""
+    letters to the dead-letter sink, with the rows the target database
+    could not hold; returns (rows written, rows the target refused)."""
     step(f"writing results to {sinks.describe(spec.target, spec.base_dir)}")
-    written = sinks.write(output, spec.target, spec.base_dir, key, title=spec.name)
+    refused: Refused = []
+    written = sinks.write(output, spec.target, spec.base_dir, key, title=spec.name, refused=refused)
     if written is None or spec.target.kind == "console":
         written = output.count()
     step("writing dead letters")
+    if refused:
+        dead = dead.unionByName(dead_letter.refused_rows(output.sparkSession, refused))
     grouped = dead_letter.grouped(dead, spec.name)
     sinks.write(grouped, spec.dead_letter, spec.base_dir, list(dead_letter.KEY), title="dead letters")
-    return written
+    return written, len(refused)
 
 
 def run_pipeline(spec: PipelineSpec, spark: SparkSession | None = None,
@@ -114,17 +120,17 @@ def run_pipeline(spec: PipelineSpec, spark: SparkSession | None = None,
 
 
 def run_stage(spec: PipelineSpec | JoinPipelineSpec, started: float, prepared: DataFrame, step: Callable[[str], Any],
-              write: Callable[[], int | None], *, form: str, notes: tuple[str, ...], kind: str = "window",
+              write: Callable[[], tuple[int | None, int]], *, form: str, notes: tuple[str, ...], kind: str = "window",
               punctuations: Callable[[], int] = lambda: 0) -> RunReport:
     """Count the `prepared` rows by reject reason, run `write` (which
-    returns the rows written) and report; user errors from Spark are
-    translated (`wid.spark.errors.translate`)."""
+    returns the rows written and those the target refused) and report; user
+    errors from Spark are translated (`wid.spark.errors.translate`)."""
     prepared = prepared.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         step("reading and checking rows")
         counts = reason_counts(prepared)
         n_punctuations = punctuations()
-        written = write()
+        written, refused = write()
     except WidError:
         raise
     except Exception as err:
@@ -136,7 +142,8 @@ def run_stage(spec: PipelineSpec | JoinPipelineSpec, started: float, prepared: D
         pipeline=spec.name, rows_in=sum(counts.values()), rows_rejected=sum(rejected.values()),
         rows_aggregated=counts.get(None, 0), rejected_by_reason=rejected, windows_emitted=written,
         target=sinks.describe(spec.target, spec.base_dir), dead_letter=sinks.describe(spec.dead_letter, spec.base_dir),
-        form=form, elapsed_s=time.monotonic() - started, punctuations=n_punctuations, notes=notes, kind=kind)
+        form=form, elapsed_s=time.monotonic() - started, punctuations=n_punctuations, notes=notes, kind=kind,
+        rows_refused=refused)
 
 
 def preview(spec: PipelineSpec | JoinPipelineSpec, spark: SparkSession, rows: int = 8) -> list[dict[str, Any]]:

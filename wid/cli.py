@@ -7,6 +7,7 @@ Errors a user can cause print one clear message and exit with status 2;
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,9 +15,11 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from wid.errors import WidError
+from wid.spark_output import SparkOutput
 from wid.spec.pipeline import JoinPipelineSpec
 from wid.spec.toml_io import load_pipeline
 
@@ -28,17 +31,49 @@ T = TypeVar("T")
 
 PipelineArg = Annotated[Path, typer.Argument(help="The pipeline TOML file.")]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show stack traces.")]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", help="Let Spark print its own log to the terminal.")]
+SPARK_OUTPUT = SparkOutput(verbose=True)  # the command's; replaced by `_quiet_spark`
 
 
 def _guard(debug: bool, action: Callable[[], T]) -> T:
-    """Run `action`, turning wid errors into one message and exit status 2."""
+    """Run `action`; an error becomes one to three lines (what, where, the
+    fix) and exit status 2, or its stack trace with `debug`."""
     try:
         return action()
     except WidError as err:
         if debug:
             raise
-        err_console.print(f"[bold red]error:[/] {err}")
+        err_console.print(f"[bold red]error:[/] {escape(str(err))}")
         raise typer.Exit(2) from None
+    except Exception as err:  # an error wid does not know: still one line, and where to look
+        if debug:
+            raise
+        first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        err_console.print(f"[bold red]error:[/] {escape(type(err).__name__)}: {escape(first)}")
+        log = f"; Spark's log: {SPARK_OUTPUT.path}" if SPARK_OUTPUT.path else ""
+        err_console.print(escape(f"rerun with --debug for the stack trace{log}"))
+        raise typer.Exit(2) from None
+
+
+def _quiet_spark(verbose: bool) -> None:
+    """Send Spark's own output to a log file for the rest of the command
+    (unless `verbose`), and wid's log lines to the terminal, one line each."""
+    global SPARK_OUTPUT
+    SPARK_OUTPUT = SparkOutput(verbose).__enter__()
+    log = logging.getLogger("wid")
+    if not any(isinstance(h, _ConsoleLog) for h in log.handlers):
+        log.addHandler(_ConsoleLog())
+        log.setLevel(logging.INFO)
+
+
+class _ConsoleLog(logging.Handler):
+    """wid's warnings (a sink's retries, say) as one line on stderr."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        err_console.print(f"[yellow]warning:[/] {escape(record.getMessage())}")
 
 
 @app.command()
@@ -59,7 +94,7 @@ def validate(pipeline: PipelineArg, debug: DebugOpt = False) -> None:
 
 
 @app.command()
-def run(pipeline: PipelineArg, debug: DebugOpt = False,
+def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = False,
         master: Annotated[str | None, typer.Option(help="Spark master, e.g. local[2] (overrides [spark] master).")] = None,
         quiet: Annotated[bool, typer.Option("--quiet", help="No progress display.")] = False,
         metrics_port: Annotated[int | None, typer.Option(
@@ -70,6 +105,7 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False,
     from wid.progress import SparkProgress
 
     spec = _guard(debug, lambda: load_pipeline(pipeline))
+    _quiet_spark(verbose)
     if master:
         from dataclasses import replace
 
@@ -138,12 +174,18 @@ def _run_stream(spec: Any, debug: bool, quiet: bool, metrics_port: int | None) -
     ok = "[green]holds in every micro-batch[/]" if report.identity_holds else "[red]VIOLATED[/]"
     table.add_row("rows in = rejected + late + aggregated", ok)
     for label, value in (("micro-batches", f"{len(report.batches)}"), ("windows written", f"{report.windows_emitted:,}"),
+                         ("windows the target could not hold (dead letter)", f"{report.total('rows_refused'):,}"),
                          ("results", report.target), ("dead letters", report.dead_letter),
                          ("checkpoint", report.checkpoint), ("elapsed", f"{report.elapsed_s:.1f} s")):
-        table.add_row(label, value)
+        table.add_row(escape(label), escape(value))
     console.print(table)
     if not report.identity_holds:
         raise typer.Exit(1)
+    if report.interrupted:
+        last = report.batches[-1].batch_id if report.batches else None
+        console.print(escape(f"stopped on an interrupt after micro-batch {last}: run again to resume from the "
+                             "checkpoint"))
+        raise typer.Exit(130)
 
 
 def _parquet_warnings(spec: Any) -> list[str]:
@@ -169,8 +211,10 @@ def _print_report(report: Any, rows: list[dict[str, Any]]) -> None:
         table.add_row("punctuations (not data, not aggregated)", f"{report.punctuations:,}")
     table.add_row("rows written" if report.kind == "join" else "windows written",
                   f"{report.windows_emitted:,}" if report.windows_emitted is not None else "?")
-    table.add_row("results", report.target)
-    table.add_row("dead letters", report.dead_letter)
+    if report.rows_refused:
+        table.add_row("rows the target could not hold (dead letter)", f"{report.rows_refused:,}")
+    table.add_row("results", escape(report.target))
+    table.add_row("dead letters", escape(report.dead_letter))
     table.add_row("elapsed", f"{report.elapsed_s:.1f} s")
     console.print(table)
     if rows:
@@ -183,13 +227,14 @@ def _print_report(report: Any, rows: list[dict[str, Any]]) -> None:
 
 
 @app.command()
-def explain(pipeline: PipelineArg, debug: DebugOpt = False,
+def explain(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = False,
             plan: Annotated[bool, typer.Option("--plan", help="Also print Spark's full physical plan.")] = False) -> None:
     """Say how each stage runs and why, its state bound, and how data may be lost."""
     from wid.batch_pipeline import compile_pipeline, session_for
     from wid.spark.explain import explain as explain_stage
 
     spec = _guard(debug, lambda: load_pipeline(pipeline))
+    _quiet_spark(verbose)
 
     def go() -> Any:
         from wid.join_pipeline import compile_join

@@ -47,6 +47,17 @@ class StateCapError(WidError):
     `max_distinct_values_per_group`) was hit; wid fails rather than grow."""
 
 
+class SinkError(WidError):
+    """A sink failed for a reason retrying cannot fix (a wrong password, no
+    such database). The message starts ``sink error:`` and names the sink,
+    never a secret."""
+
+
+class SinkUnavailableError(SinkError):
+    """A sink kept failing with transient errors past its retry budget
+    (`wid.io.retry`). The message starts ``sink unavailable:``."""
+
+
 class InputError(WidError):
     """The input data cannot be processed as declared (for example a
     declared column is missing from the DataFrame)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from pyspark import StorageLevel
@@ -23,6 +24,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from wid.io import sinks
+from wid.io.sql_sinks import Refused
 from wid.join_pipeline import compile_join
 from wid.metrics import Metrics
 from wid.spark import stream_query
@@ -60,13 +62,14 @@ def join_writer(spec: JoinPipelineSpec, result: JoinResult, on_rows: Callable[[i
         try:
             dead, rows = untag(df, operator_columns)
             out = fired_output(rows, join, columns)
-            written = sinks.write(out, spec.target, spec.base_dir, key, title=spec.name)
+            refused: Refused = []
+            written = sinks.write(out, spec.target, spec.base_dir, key, title=spec.name, refused=refused)
             on_rows(written if written is not None else out.count())
             stats = [r[0] for r in rows.where(F.col(KIND) == "s").select(STATS).collect()]
-            tallies[batch_id] = tally(batch_id, stats, rejected=dead.count())
+            tallies[batch_id] = replace(tally(batch_id, stats, rejected=dead.count()), rows_refused=len(refused))
             if join.late_data == "dlq":
                 dead = dead.unionByName(late_rows_of(rows, spec.join.left))
-            write_dead(dead, spec, batch_id)
+            write_dead(dead, spec, batch_id, refused)
         finally:
             df.unpersist()
     return handle

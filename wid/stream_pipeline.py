@@ -14,8 +14,11 @@ results.
 from __future__ import annotations
 
 import logging
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -29,7 +32,9 @@ from wid.batch_pipeline import compile_pipeline
 from wid.errors import StateCapError, WidError
 from wid.io import dead_letter, sinks
 from wid.io.sources import resolve
+from wid.io.sql_sinks import Refused
 from wid.metrics import Metrics
+from wid.semantics.sink_state import natural_key
 from wid.spark import stream_query
 from wid.spark.compile import WindowResult
 from wid.spark.errors import translate
@@ -38,7 +43,7 @@ from wid.spark.join import JoinResult
 from wid.spark.operator.output import KIND, STATS
 from wid.spark.operator.plan import dead_letters_of, retractions_of, windows_of
 from wid.spark.operator.tally import tally
-from wid.spark.plan import group_cap_message, natural_key
+from wid.spark.plan import group_cap_message
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
 from wid.spec.window import Window
 
@@ -60,6 +65,7 @@ class StreamReport:
     batches: list[stream_query.BatchTally] = field(default_factory=list)
     windows_emitted: int = 0
     elapsed_s: float = 0.0
+    interrupted: bool = False  # stopped by SIGINT after a micro-batch (see `follow`)
 
     def total(self, name: str) -> int:
         return sum(getattr(b, name) for b in self.batches)
@@ -115,9 +121,10 @@ def check_cap(windows: DataFrame, window: Window, pipeline: str) -> None:
         raise StateCapError(group_cap_message(cap, pipeline) % (iso(over[0]), iso(over[1])))
 
 
-def _write_windows(windows: DataFrame, spec: PipelineSpec, key: list[str], on_rows: Callable[[int], None]) -> None:
+def _write_windows(windows: DataFrame, spec: PipelineSpec, key: list[str], on_rows: Callable[[int], None],
+                   refused: Refused) -> None:
     check_cap(windows, spec.window, spec.name)
-    written = sinks.write(windows, spec.target, spec.base_dir, key, title=spec.name)
+    written = sinks.write(windows, spec.target, spec.base_dir, key, title=spec.name, refused=refused)
     on_rows(written if written is not None else windows.count())
 
 
@@ -129,7 +136,11 @@ def untag(df: DataFrame, columns: list[str]) -> tuple[DataFrame, DataFrame]:
     return dead, df.where(F.col(TAG) == "w").select(*columns)
 
 
-def write_dead(dead: DataFrame, spec: PipelineSpec | JoinPipelineSpec, batch_id: int) -> None:
+def write_dead(dead: DataFrame, spec: PipelineSpec | JoinPipelineSpec, batch_id: int, refused: Refused) -> None:
+    """Upsert one micro-batch's dead letters, with the rows the target
+    refused, keyed with the batch id."""
+    if refused:
+        dead = dead.unionByName(dead_letter.refused_rows(dead.sparkSession, refused))
     grouped = dead_letter.grouped(dead, spec.name).withColumn("batch_id", F.lit(batch_id).cast("long"))
     if spec.dead_letter.kind != "console" or not grouped.isEmpty():
         sinks.write(grouped, spec.dead_letter, spec.base_dir, [*dead_letter.KEY, "batch_id"], title="dead letters")
@@ -156,10 +167,11 @@ def batch_writer(spec: PipelineSpec, result: WindowResult, on_rows: Callable[[in
             retracted = retractions_of(rows, spec.window, wall_clock)
             if not retracted.isEmpty():
                 sinks.delete(retracted, spec.target, spec.base_dir, key)
-            _write_windows(windows_of(rows, spec.window, wall_clock), spec, key, on_rows)
+            refused: Refused = []
+            _write_windows(windows_of(rows, spec.window, wall_clock), spec, key, on_rows, refused)
             stats = [r[0] for r in rows.where(F.col(KIND) == "s").select(STATS).collect()]
-            tallies[batch_id] = tally(batch_id, stats)
-            write_dead(dead_letters_of(rows, spec.window), spec, batch_id)
+            tallies[batch_id] = replace(tally(batch_id, stats), rows_refused=len(refused))
+            write_dead(dead_letters_of(rows, spec.window), spec, batch_id, refused)
         finally:
             rows.unpersist()
     return handle
@@ -212,29 +224,50 @@ def follow(query: StreamingQuery, report: StreamReport, tally_of: Callable[[Any]
            metrics: Metrics | None, on_progress: Callable[[stream_query.BatchTally], None]) -> None:
     """Wait for `query` to stop, adding each micro-batch's tally (from
     its progress, by `tally_of`) to `report`, `metrics` and `on_progress`;
-    Spark errors a user can fix become wid's errors. Stops the query on
-    the way out."""
+    Spark errors a user can fix become wid's errors. SIGINT (Ctrl-C) lets
+    the running micro-batch finish, then stops the query (`report.interrupted`):
+    PySpark's own handler would cancel the micro-batch's jobs instead. Stops
+    the query on the way out."""
     seen = -1
+    with _interrupt_flag() as interrupted:
+        try:
+            while True:
+                done = query.awaitTermination(1)
+                for progress in query.recentProgress:
+                    if int(progress["batchId"]) > seen:
+                        seen = int(progress["batchId"])
+                        got = tally_of(progress)
+                        report.batches.append(got)
+                        if metrics is not None:
+                            metrics.batch(got, progress)
+                        on_progress(got)
+                if done:
+                    break
+                if interrupted.is_set() and not query.status["isTriggerActive"]:
+                    report.interrupted = True
+                    query.stop()
+        except WidError:
+            raise
+        except Exception as err:
+            raise (translate(err) or err) from None
+        finally:
+            if query.isActive:
+                query.stop()
+
+
+@contextmanager
+def _interrupt_flag() -> Iterator[threading.Event]:
+    """An event set by SIGINT while inside (on the main thread; elsewhere
+    signals cannot be handled, and the event is never set)."""
+    event = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield event
+        return
+    previous = signal.signal(signal.SIGINT, lambda *_: event.set())
     try:
-        while True:
-            done = query.awaitTermination(1)
-            for progress in query.recentProgress:
-                if int(progress["batchId"]) > seen:
-                    seen = int(progress["batchId"])
-                    got = tally_of(progress)
-                    report.batches.append(got)
-                    if metrics is not None:
-                        metrics.batch(got, progress)
-                    on_progress(got)
-            if done:
-                break
-    except WidError:
-        raise
-    except Exception as err:
-        raise (translate(err) or err) from None
+        yield event
     finally:
-        if query.isActive:
-            query.stop()
+        signal.signal(signal.SIGINT, previous)
 
 
 def batch_tally(progress: Any, tallies: dict[int, stream_query.BatchTally],

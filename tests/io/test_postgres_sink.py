@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from benchmarks.crash_recovery import pipeline_toml
+from tests.crash_harness import pipeline_toml
 from tests.test_stream_pipeline import good_rows, land
 from wid.errors import ConfigError
 from wid.io.sinks import write_postgres

@@ -129,3 +129,20 @@ def test_input_joined_from_two_files(spark: Any, tmp_path: Any, capfd: Any) -> N
     assert "MULTI_SOURCES_UNSUPPORTED" not in capfd.readouterr().err
     single = wid.window_result(spark.read.parquet(str(tmp_path / "l")), replace(w, group_by=()))
     assert [r.source_file.endswith(".parquet") for r in single.dead_letter.collect()] == [True]
+
+
+def test_a_spark_error_after_a_dead_letter_build_reaches_the_user_as_itself(spark: Any, tmp_path: Any) -> None:
+    """Building dead letters over two joined file sources takes wid's quiet
+    path for Spark's refusal of ``input_file_name()``; PySpark's own logger
+    must still be the one it logs errors with, so a later Spark error with a
+    DataFrame context is raised as itself, not as a TypeError."""
+    from pyspark.errors import ArithmeticException
+
+    spark.createDataFrame([(1, 60_000)], "id int, ms long").write.parquet(str(tmp_path / "l"))
+    spark.createDataFrame([(1, "a")], "id int, k string").write.parquet(str(tmp_path / "r"))
+    joined = spark.read.parquet(str(tmp_path / "l")).join(spark.read.parquet(str(tmp_path / "r")), "id")
+    w = Window(kind="tumbling", duration_ms=60_000, event_time_column="ms", event_time_unit="ms", group_by=["k"],
+               aggregations=N)
+    wid.window_result(joined, w).dead_letter.collect()
+    with pytest.raises(ArithmeticException, match="DIVIDE_BY_ZERO"):
+        spark.range(1).select((F.lit(1) / F.col("id")).alias("x")).collect()

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 
-from wid.errors import ConfigError, StateCapError, WidError
+from wid.errors import ConfigError, SinkError, SinkUnavailableError, StateCapError, WidError
 
 _CAP = re.compile(r"((?:window state|distinct-value) cap hit: .*?)(?:\s+SQLSTATE.*)?$", re.M)
 _SHARDS = re.compile(r"(this checkpoint's state was written with \d+ shards.*?)(?:\s+SQLSTATE.*)?$", re.M)
+_SINK = re.compile(r"(sink (?:error|unavailable): .*?)(?:\s+SQLSTATE.*)?$", re.M)
 
 
 # errors a value of one row raises in a SQL expression (Spark's ANSI mode), and the safe form that makes it NULL
@@ -60,6 +61,10 @@ def translate(exc: BaseException, sql_field: str | None = None) -> WidError | No
     shards = _SHARDS.search(message)
     if shards:
         return ConfigError("spark.wid.operator.shards", shards.group(1).strip())
+    sink = _SINK.search(message)  # raised in a stream's foreachBatch, wrapped by Spark
+    if sink:
+        unavailable = sink.group(1).startswith("sink unavailable:")
+        return (SinkUnavailableError if unavailable else SinkError)(sink.group(1).strip())
     name = type(exc).__name__
     if sql_field and name in ("AnalysisException", "ParseException"):
         first = message.strip().splitlines()[0] if message.strip() else name

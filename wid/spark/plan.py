@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 from wid.aggregates.spark import Inputs, SparkAgg, spark_agg
 from wid.spark.columns import TS, timestamp_us
 from wid.spec.aggregation import Aggregation
-from wid.spec.window import FINAL_COLUMN, Window
+from wid.spec.window import Window
 
 
 @dataclass(frozen=True)
@@ -89,22 +89,3 @@ def enforce_group_cap(out: DataFrame, window: Window, pipeline: str) -> DataFram
     checked = out.withColumn("_wid_groups", per_window)
     return checked.where(F.when(F.col("_wid_groups") > cap, F.raise_error(message)).otherwise(F.lit(True))).drop(
         "_wid_groups")
-
-
-def natural_key(window: Window, output_columns: list[str]) -> list[str]:
-    """The columns identifying an output row, for idempotent upserts.
-
-    ``(window_start, keys)`` for tumbling, hopping and session windows
-    (DESIGN.md section 7); ``(window_end, keys)`` for landmark windows, whose
-    windows in one period share their start; ``(window_id, keys)`` for count
-    windows; every input column for rolling windows (identical input rows
-    have identical outputs, and a keyed sink keeps one of them), but ``is_final``:
-    a final value overwrites the partial ones of its row.
-    """
-    keys = list(window.key_columns)
-    if window.kind == "rolling":  # not the aggregates, nor whether a value is final (on_update)
-        values = {a.as_ for a in window.aggregations} | {FINAL_COLUMN}
-        return [c for c in output_columns if c not in values]
-    first = {"landmark": window.window_end_column, "count": window.window_id_column}.get(
-        window.kind, window.window_start_column)
-    return [first, *keys]

@@ -41,6 +41,7 @@ class BatchTally:
     windows_active: int | None = None
     state_groups: int | None = None
     source_watermarks_ms: tuple[tuple[str, int | None], ...] = ()
+    rows_refused: int = 0  # output rows the target database could not hold (in the dead letter)
 
     @property
     def rows_rejected(self) -> int:

@@ -8,7 +8,7 @@ from typing import Literal
 
 from wid.errors import ConfigError
 from wid.spec.catalog import AGGREGATIONS
-from wid.spec.names import check_name
+from wid.spec.names import check_identifier, check_name
 
 DistinctMode = Literal["approximate", "exact"]
 
@@ -82,7 +82,7 @@ class Aggregation:
             hint = f"did you mean '{close[0]}'?" if close else "use one of " + ", ".join(AGGREGATIONS)
             raise ConfigError("agg", f"unknown aggregation '{self.agg}'", hint)
         shape = AGGREGATIONS[self.agg]
-        check_name("as", self.as_, f"give the output column a name, e.g. as = \"{self.agg}_1\"")
+        check_identifier("as", self.as_, f"give the output column a name, e.g. as = \"{self.agg}_1\"")
         for field, value in (("column", self.column), ("column2", self.column2)):
             if value is not None:
                 check_name(field, value)

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from wid.errors import ConfigError
 from wid.spec.aggregation import Aggregation
-from wid.spec.names import check_name, check_names
+from wid.spec.names import check_identifier, check_name, check_names
 
 TIME_UNITS = ("timestamp", "ms", "us")
 SYSTEM_TIME = "system_time"  # the output's first column with use_system_time
@@ -47,7 +47,7 @@ class ColumnMetric:
         check_name("column", self.column)
         if self.as_ is None:
             object.__setattr__(self, "as_", self.column)
-        check_name("as", self.as_)
+        check_identifier("as", self.as_, "name the output column with as = \"...\"")
 
     @property
     def alias(self) -> str:

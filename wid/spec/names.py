@@ -54,6 +54,8 @@ def is_identifier(value: object) -> bool:
 def check_identifier(field: str, value: object, fix: str | None = None) -> str:
     """Return `value` if it is a SQL identifier by `IDENTIFIER_RULE`, else
     raise ConfigError naming `field`."""
+    if not isinstance(value, str) or not value:
+        raise ConfigError(field, f"must be a non-empty name of {IDENTIFIER_RULE}, got {value!r}", fix)
     if not is_identifier(value):
         raise ConfigError(field, f"{value!r} is not a name wid writes to a database: use {IDENTIFIER_RULE}",
                           fix or "choose another name")

@@ -3,13 +3,15 @@ dead-letter sink (DESIGN.md section 7)."""
 
 from __future__ import annotations
 
+import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from wid.errors import ConfigError
 from wid.spec.join import JoinStage
-from wid.spec.names import check_name
+from wid.spec.names import check_identifier, check_name
+from wid.spec.secrets import check_postgres_url, mask_url, with_password
 from wid.spec.window import Window
 
 SOURCE_FORMATS = ("csv", "json", "parquet", "python", "rate", "rate-micro-batch", "kafka")
@@ -17,7 +19,9 @@ FILE_FORMATS = ("csv", "json", "parquet")
 STREAM_ONLY = ("rate", "rate-micro-batch", "kafka")
 TRIGGERS = ("available-now", "once")
 SINK_KINDS = ("sqlite", "postgres", "parquet", "console")
+SQL_SINKS = ("sqlite", "postgres")
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -92,20 +96,34 @@ class SinkSpec:
 
     - ``sqlite``: `path` (database file), `table`. Rows are upserted on the
       natural key ``(window_start, group keys...)`` so a rerun overwrites.
-    - ``postgres``: `url` (a libpq connection string or
-      ``postgresql://`` URI), `table`; the same upsert with ``INSERT ... ON
-      CONFLICT DO UPDATE`` (needs ``pip install 'wid[postgres]'``).
+    - ``postgres``: a libpq connection URI or key=value string, in `url`, or
+      read at run time from the environment variable named by `url_env`;
+      `password_env` names a variable holding the password (so that neither
+      the file nor a dump holds it); `table`. The same upsert with ``INSERT
+      ... ON CONFLICT DO UPDATE`` (needs ``pip install 'wid[postgres]'``).
     - ``parquet``: `path` (directory), `mode` ``append`` (the default; a
       rerun duplicates rows, and wid warns at start-up) or ``overwrite``.
     - ``console``: prints up to `rows` rows.
+
+    A database sink retries a transient error (connection refused or lost,
+    serialization failure, deadlock, a locked SQLite file) up to `retries`
+    times, waiting `retry_backoff_ms`, then twice as long each time (at most
+    30 s); past that the run stops, naming the sink and the cause.
+    `table` and every column written are identifiers by
+    `wid.spec.names.IDENTIFIER_RULE`, quoted by the driver. A password is
+    shown as ``***`` everywhere, this spec's ``repr`` included.
     """
 
     kind: str
     path: str | None = None
     table: str | None = None
     url: str | None = None
+    url_env: str | None = None
+    password_env: str | None = None
     mode: str = "append"
     rows: int = 20
+    retries: int = 6
+    retry_backoff_ms: int = 500
     options: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -113,17 +131,51 @@ class SinkSpec:
             raise ConfigError("kind", f"unknown sink kind {self.kind!r}", "use one of " + ", ".join(SINK_KINDS))
         if self.kind in ("sqlite", "parquet") and not self.path:
             raise ConfigError("path", f"kind = '{self.kind}' needs a path")
-        if self.kind in ("sqlite", "postgres") and not (isinstance(self.table, str) and _NAME.match(self.table)):
-            raise ConfigError("table", f"kind = '{self.kind}' needs a table name of letters, digits and _, "
-                              f"got {self.table!r}")
-        if self.kind == "postgres" and not (isinstance(self.url, str) and self.url):
-            raise ConfigError("url", "kind = 'postgres' needs a connection url",
-                              "e.g. url = 'postgresql://user@localhost:5432/db'")
+        if self.kind in ("sqlite", "postgres"):
+            check_identifier("table", self.table, "name the table with letters, digits and _")
+        if self.kind == "postgres":
+            self._check_connection()
         if self.mode not in ("append", "overwrite"):
             raise ConfigError("mode", f"must be 'append' or 'overwrite', got {self.mode!r}")
-        if isinstance(self.rows, bool) or not isinstance(self.rows, int) or self.rows < 1:
-            raise ConfigError("rows", f"must be a positive integer, got {self.rows!r}")
+        for name, low in (("rows", 1), ("retries", 0), ("retry_backoff_ms", 0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ConfigError(name, f"must be an integer of at least {low}, got {value!r}")
         _check_options(self.options)
+
+    def _check_connection(self) -> None:
+        if (self.url is None) == (self.url_env is None):
+            raise ConfigError("url", "kind = 'postgres' needs exactly one of url and url_env",
+                              "e.g. url = 'postgresql://user@localhost:5432/db', or url_env = 'WID_PG_URL'")
+        if self.url is not None:
+            check_postgres_url("url", self.url)
+        for name in ("url_env", "password_env"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, str) and _ENV.match(value)):
+                raise ConfigError(name, f"must name an environment variable, got {value!r}")
+
+    def connection_url(self) -> str:
+        """The URL to connect with: `url` or the `url_env` variable, with the
+        `password_env` variable's password. Raises ConfigError naming the
+        variable when it is not set, or when the URL is not a PostgreSQL one."""
+        url = self.url
+        if self.url_env is not None:
+            url = os.environ.get(self.url_env)
+            if url is None:
+                raise ConfigError("target.url_env", f"environment variable {self.url_env} is not set")
+            check_postgres_url("url_env", url)
+        if self.password_env is not None:
+            password = os.environ.get(self.password_env)
+            if password is None:
+                raise ConfigError("target.password_env", f"environment variable {self.password_env} is not set")
+            url = with_password(url or "", password)
+        return url or ""
+
+    def __repr__(self) -> str:
+        shown = {f.name: getattr(self, f.name) for f in fields(self)}
+        if self.url is not None:
+            shown["url"] = mask_url(self.url)
+        return f"SinkSpec({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
 
 
 @dataclass(frozen=True)
@@ -192,6 +244,11 @@ class PipelineSpec:
         check_name_and_sources(self.name, self.sources)
         if self.transform_sql is not None and not self.transform_sql.strip():
             raise ConfigError("transform.sql", "is empty", "remove [transform] sql or write a query")
+        if self.target.kind in SQL_SINKS:  # group columns become the table's columns
+            for role in ("partition_by", "group_by"):
+                for i, col in enumerate(getattr(self.window, role)):
+                    check_identifier(f"transform.window.{role}[{i}]", col,
+                                     "rename the column in a [transform] sql pre-stage (SELECT `a b` AS a_b ...)")
 
 
     @property

@@ -57,6 +57,7 @@ from wid.spec.pipeline import (
     StreamSpec,
     default_sinks,
 )
+from wid.spec.secrets import mask_url
 from wid.spec.window import Punctuation, Window
 
 _RENAMES: dict[type, dict[str, str]] = {Aggregation: {"as_": "as"}, ColumnMetric: {"as_": "as"}}
@@ -244,7 +245,9 @@ def load_pipeline(path: str | Path) -> PipelineSpec | JoinPipelineSpec:
 
 
 def dumps_pipeline(spec: PipelineSpec | JoinPipelineSpec) -> str:
-    """`spec` as TOML text that `loads_pipeline` reads back to an equal spec."""
+    """`spec` as TOML text that `loads_pipeline` reads back to an equal
+    spec, but for a password written in a sink's `url`, which is dumped as
+    ``***`` (`wid.spec.secrets`)."""
     sources = [_dump(s) for s in spec.sources]
     doc: dict[str, Any] = {"name": spec.name, "source": sources if spec.more_sources else sources[0]}
     if isinstance(spec, JoinPipelineSpec):
@@ -255,12 +258,21 @@ def dumps_pipeline(spec: PipelineSpec | JoinPipelineSpec) -> str:
             transform["sql"] = spec.transform_sql
         transform["window"] = window_to_table(spec.window)
         doc["transform"] = transform
-    doc.update({"target": _dump(spec.target), "dead_letter": _dump(spec.dead_letter)})
+    doc.update({"target": _dump_sink(spec.target), "dead_letter": _dump_sink(spec.dead_letter)})
     if spec.spark:
         doc["spark"] = spec.spark
     if spec.stream != StreamSpec():
         doc["stream"] = _dump(spec.stream)
     return tomli_w.dumps(doc)
+
+
+def _dump_sink(sink: SinkSpec) -> dict[str, Any]:
+    """A sink's table, its password as ``***``: a dump never holds a secret
+    (keep it in `password_env` or `url_env`, which dump as the names)."""
+    table = _dump(sink)
+    if "url" in table:
+        table["url"] = mask_url(table["url"])
+    return table
 
 
 def _parse(text: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from wid.errors import ConfigError
 from wid.spec.aggregation import Aggregation
-from wid.spec.names import check_name, check_names
+from wid.spec.names import check_identifier, check_name, check_names
 
 WindowKind = Literal["tumbling", "hopping", "session", "count", "rolling", "landmark"]
 KINDS: tuple[str, ...] = ("tumbling", "hopping", "session", "count", "rolling", "landmark")
@@ -370,7 +370,7 @@ def _validate_output_names(w: Window) -> None:
         raise ConfigError("aggregations", "a window needs at least one aggregation",
                           "add [[transform.window.aggregations]] with agg and as")
     for name in ("window_start_column", "window_end_column", "window_id_column"):
-        check_name(name, getattr(w, name))
+        check_identifier(name, getattr(w, name))
     taken: dict[str, str] = {}
     for name in w.output_prefix:
         taken[name] = "a window column"

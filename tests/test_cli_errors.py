@@ -1,0 +1,111 @@
+"""`wid run` as a user runs it (a subprocess, a terminal's file
+descriptors): an error is one to three lines with exit code 2 and none of
+Spark's log; Ctrl-C stops a stream after the running micro-batch, prints the
+summary, and a rerun resumes from the checkpoint."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.test_stream_pipeline import land
+
+CAPPED = """
+name = "capped"
+
+[source]
+format = "csv"
+path = "data.csv"
+schema = "ts TIMESTAMP, k STRING"
+
+[transform.window]
+kind = "tumbling"
+duration_ms = 60000
+event_time_column = "ts"
+group_by = ["k"]
+max_groups_per_window = 1
+
+[[transform.window.aggregations]]
+agg = "count"
+as = "n"
+
+[spark]
+master = "local[1]"
+"""
+
+STREAM = """
+name = "ticking"
+
+[source]
+format = "json"
+path = "land"
+stream = true
+schema = "k STRING, ts LONG, v DOUBLE"
+options = {{ maxFilesPerTrigger = "1" }}
+
+[transform.window]
+kind = "tumbling"
+duration_ms = 10000
+event_time_column = "ts"
+event_time_unit = "ms"
+group_by = ["k"]
+max_groups_per_window = 100
+
+[[transform.window.aggregations]]
+agg = "count"
+as = "n"
+
+[stream]
+trigger = "{trigger}"
+
+[spark]
+master = "local[1]"
+"""
+
+SPARK_NOISE = ("WARN ", "log4j", "Streaming TransformWithStateInPandas", "INFO ")
+
+
+def wid_cli(root: Path, *args: str, **popen: object) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    return subprocess.Popen([sys.executable, "-m", "wid.cli", *args], cwd=root, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)  # type: ignore[call-overload]
+
+
+def test_an_error_is_one_to_three_lines_with_exit_code_2(tmp_path: Path) -> None:
+    (tmp_path / "data.csv").write_text("ts,k\n2024-01-01 00:00:10,a\n2024-01-01 00:00:20,b\n")
+    (tmp_path / "capped.toml").write_text(CAPPED)
+    out, err = wid_cli(tmp_path, "run", "capped.toml").communicate(timeout=600)
+    lines = err.strip().splitlines()
+    assert lines and lines[0].startswith("error: window state cap hit: max_groups_per_window=1"), err
+    assert len(lines) <= 3 and "Traceback" not in out + err, err
+    assert not [line for line in (out + err).splitlines() if any(n in line for n in SPARK_NOISE)], out + err
+
+
+def test_ctrl_c_stops_a_stream_after_its_micro_batch_and_a_rerun_resumes(tmp_path: Path) -> None:
+    rows = [{"k": "ab"[i % 2], "ts": 1_700_000_000_000 + i * 1_000, "v": 1.0} for i in range(60)]
+    land(tmp_path / "land", [[json.dumps(r) for r in rows[i:i + 20]] for i in range(0, 60, 20)])
+    (tmp_path / "ticking.toml").write_text(STREAM.format(trigger="500 milliseconds"))
+    proc = wid_cli(tmp_path, "run", "ticking.toml")
+    commits = tmp_path / "ticking.checkpoint" / "commits"
+    deadline = time.monotonic() + 300
+    while not (commits / "0").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, out + err
+    assert "micro-batches" in out and "stopped on an interrupt after micro-batch" in out, out + err
+    assert "Traceback" not in out + err and "KeyboardInterrupt" not in out + err
+    done = sorted(int(p.name) for p in commits.iterdir() if p.name.isdigit())
+    (tmp_path / "ticking.toml").write_text(STREAM.format(trigger="available-now"))
+    out, err = wid_cli(tmp_path, "run", "ticking.toml").communicate(timeout=600)
+    resumed = sorted(int(p.name) for p in commits.iterdir() if p.name.isdigit())
+    assert resumed == list(range(3)) and done == resumed[:len(done)], (done, resumed, out, err)
+    summary = {a.strip(): b.strip() for a, b in (line.split("│")[1:3] for line in out.splitlines()
+                                                 if line.count("│") >= 3)}
+    assert int(summary["rows in"].replace(",", "")) == 20 * (3 - len(done)), out
