@@ -20,7 +20,8 @@ import random
 import shutil
 from pathlib import Path
 
-from tests.crash_harness import HOPPING, POLICIES, KillAt, crash_run, tally
+from tests.crash_harness import KillAt, crash_run, tally
+from tests.fixtures import HOPPING, POLICIES
 
 EXTENTS = {**{f"hopping {p}": HOPPING + extra for p, extra in POLICIES.items()},
            "count": 'kind = "count"\nsize_rows = 20\nhop_rows = 10', "rolling": 'kind = "rolling"\nduration_ms = 30000'}

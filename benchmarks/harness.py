@@ -22,8 +22,8 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from wid.spark.operator.plan import CHANGELOG, PROVIDER
-from wid.spark.session import spark_session
+from wid.spark.operator.query import CHANGELOG, PROVIDER
+from wid.spark.spark_session import spark_session
 
 DAY_US = 86_400_000_000
 # Spark's state store maintenance runs every MAINTENANCE_S seconds in the
@@ -132,7 +132,7 @@ def drain(operator: DataFrame, checkpoint: str, output: Callable[[DataFrame], Da
     `timed` does with a batch query: checking (which caches each
     micro-batch's rows and reads them three times) is left to another run,
     and the peak state is not read (it reports 0)."""
-    from wid.spark.operator.output import KIND, STATS
+    from wid.kernels.operator.output import COUNTS_ROW, KIND, STATS
 
     peak = [0]
 
@@ -144,7 +144,7 @@ def drain(operator: DataFrame, checkpoint: str, output: Callable[[DataFrame], Da
         out = output(df)
         tally(out)
         out.write.format("noop").mode("overwrite").save()
-        stats = [json.loads(r[0]) for r in df.where(F.col(KIND) == "s").select(STATS).collect()]
+        stats = [json.loads(r[0]) for r in df.where(F.col(KIND) == COUNTS_ROW).select(STATS).collect()]
         peak[0] = max(peak[0], sum(s["state_groups"] for s in stats))
         df.unpersist()
 
@@ -204,7 +204,7 @@ def tws_floor(stream: DataFrame, key: str, groups: int, checkpoint: str) -> floa
     import pandas as pd
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
-    from wid.spark.operator.plan import operator_layout
+    from wid.spark.operator.query import operator_layout
 
     class Idle(StatefulProcessor):  # defined here: pickled by value to the executors
         def init(self, handle: Any) -> None:

@@ -48,7 +48,7 @@ from benchmarks.batch_windows import checksum, queries
 from benchmarks.harness import events, machine, run_noop, session
 from wid.spark import panes
 from wid.spark.arrow_merge import CONF
-from wid.spark.session import ARROW_MAX_BYTES
+from wid.spark.spark_session import ARROW_MAX_BYTES
 
 SPARK_DEFAULT_MAX_BYTES = str(64 << 20)  # Spark 4.3's default
 PANE_MERGE = {"hopping_jvm_merge": "spark", "hopping_fused": "fused"}

@@ -1,8 +1,8 @@
 """wid's streaming operator run without Spark, for benchmarks that time or
 observe the operator's own work: the shards of
-`wid.spark.operator.shard.run_batch` over `MemoryStore`s, fed one
+`wid.kernels.operator.shard.run_batch` over `MemoryStore`s, fed one
 micro-batch at a time, packed as the Spark plan packs them
-(`wid.spark.operator.packing`: a per-source summary shared by all shards,
+(`wid.kernels.operator.packing`: a per-source summary shared by all shards,
 rows split by shard; only the hash to shards differs: ``k mod shards``).
 
 Input rows: ``k`` int32, ``ts_ms`` int64 (epoch ms), ``v`` float64.
@@ -15,11 +15,11 @@ import json
 import numpy as np
 import pyarrow as pa
 
-from wid.spark.operator.engines import make_engine
-from wid.spark.operator.packing import BATCH_MS, SHARD, read_summaries, split, summarize
-from wid.spark.operator.plan import operator_spec
-from wid.spark.operator.shard import MemoryStore, run_batch, tables
-from wid.spark.operator.tables import PTIME, PUNCT, SRC, TS
+from wid.kernels.operator.engines import make_engine
+from wid.kernels.operator.packing import BATCH_MS, SHARD, read_summaries, split, summarize
+from wid.kernels.operator.shard import MemoryStore, run_batch, tables
+from wid.kernels.tables import PTIME, PUNCT, SRC, TS
+from wid.spark.operator.query import operator_spec
 from wid.spec.window import Window
 
 INPUT = pa.schema([("k", pa.int32()), ("ts_ms", pa.int64()), ("v", pa.float64())])

@@ -6,7 +6,7 @@ engine (the agreement check compares them): ``k``, ``window_start_ms`` and
 ``window_end_ms`` (int64, epoch ms), ``n`` (count of rows), ``s`` (sum of
 v), ``hi`` (max of v).
 
-Semantics are wid's (DESIGN.md section 2): windows are half-open
+Semantics are wid's (docs/semantics.md#time): windows are half-open
 ``[start, end)``, aligned to the epoch; a hopping window of `size_ms` every
 `slide_ms` holds each row in ``size_ms / slide_ms`` windows; a session
 ends at its last row's time plus `gap_ms`, and a row at or before that end

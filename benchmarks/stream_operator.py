@@ -33,11 +33,11 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-import wid
 from benchmarks.batch_windows import AGGS
 from benchmarks.harness import DAY_US, available_now, machine, save, session, stream_parser
 from benchmarks.stream_windows import LATENESS_MS, hand_written
-from wid.spark.operator.plan import late_rows_of, windows_of
+from wid.spark.compile import compile_window
+from wid.spark.operator.query import late_rows_of, windows_of
 from wid.spec import Window
 
 LATE_SHIFT_US = 2 * DAY_US
@@ -103,11 +103,11 @@ def main() -> None:
     stream(spark, 50_000, args.keys, 2, work / "warm")
     small = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(str(work / "warm"))
     run(hand_written(small, "tumbling"), str(work / "ck-warm-spark"), operator=False)
-    run(wid.window_result(small, window("tumbling")).operator, str(work / "ck-warm-wid"), operator=True)
+    run(compile_window(small, window("tumbling")).operator, str(work / "ck-warm-wid"), operator=True)
     results: dict[str, Any] = {}
     for kind in args.kinds.split(","):
-        result = wid.window_result(source(), window(kind))
-        assert result.operator is not None, result.planned.form
+        result = compile_window(source(), window(kind))
+        assert result.operator is not None, result.result.explain.form
         ours = run(result.operator, str(work / f"ck-wid-{kind}"), operator=True)
         native = run(hand_written(source(), kind), str(work / f"ck-spark-{kind}"), operator=False)
         assert (ours["windows"], ours["n"]) == (native["windows"], native["n"]), (ours, native)

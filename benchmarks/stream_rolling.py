@@ -93,7 +93,8 @@ from benchmarks.harness import (
     timed,
     tws_floor,
 )
-from wid.spark.operator.plan import windows_of
+from wid.spark.compile import compile_window
+from wid.spark.operator.query import windows_of
 from wid.spec import Punctuation, Window
 
 HOUR_MS = 3_600_000
@@ -148,8 +149,8 @@ def run_stream(spark: Any, path: Path, per_trigger: int | None, checkpoint: str,
     """The WID operator over the landing files: seconds and, if `check`,
     the checksum of the emitted rows and the peak state rows (all shards)
     after any micro-batch (`benchmarks.harness.drain`)."""
-    result = wid.window_result(source(spark, path, per_trigger), window(punctuation=True))
-    assert result.operator is not None, result.planned.form
+    result = compile_window(source(spark, path, per_trigger), window(punctuation=True))
+    assert result.operator is not None, result.result.explain.form
     sums = [0, 0.0, 0.0, 0.0, 0.0, 0.0]
 
     def tally(rows: DataFrame) -> None:

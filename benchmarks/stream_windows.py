@@ -70,7 +70,7 @@ from benchmarks.harness import (
     stream_parser,
     tws_floor,
 )
-from wid.spark.operator.plan import ROCKSDB
+from wid.spark.operator.query import ROCKSDB
 from wid.spec import Window
 
 LATENESS_MS = 600_000

@@ -53,7 +53,8 @@ from pyspark.sql import functions as F
 
 import wid
 from benchmarks.harness import drain, machine, save, session, stream_parser, timed
-from wid.spark.join import fired_output, join_result
+from wid.spark.compile import compile_join
+from wid.spark.operator.join_query import fired_output
 from wid.spec import Aggregation
 from wid.spec.join import WindowJoin
 
@@ -142,7 +143,7 @@ def run_stream(spark: Any, path: Path, per_trigger: int, checkpoint: str) -> dic
     rows = spark.readStream.schema(schema).option("maxFilesPerTrigger", per_trigger).parquet(str(path))
     left = rows.where("side = 'left'").select("id", "k", "ts_us")
     right = rows.where("side = 'right'").select("k", "ts_us", "v")
-    result = join_result(left, right, wid_join())
+    result = compile_join(left, right, wid_join())
     assert result.operator is not None
     sums: list[Any] = [0, 0.0, 0.0, 0.0]
 

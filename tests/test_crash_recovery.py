@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.crash_harness import HOPPING, POLICIES, KillAt, crash_run, finish, kill_at, sink_tables
-from tests.test_join_stream_pipeline import PIPELINE
+from tests.crash_harness import KillAt, crash_run, finish, kill_at, sink_tables
+from tests.fixtures import HOPPING, POLICIES
+from tests.pipelines.test_join_stream import PIPELINE
 
 
 def assert_recovered(result: dict[str, object]) -> None:

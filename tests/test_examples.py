@@ -120,10 +120,10 @@ def test_streaming_demo_on_real_departures_equals_duckdb(spark: Any, tmp_path: P
     from dataclasses import replace
 
     from examples.flights_stream import departures, files, land
+    from wid.pipelines.run import run as run_stream
     from wid.semantics.stream_oracle import MicroBatch
     from wid.semantics.stream_oracle import run_stream as oracle
     from wid.spec.toml_io import load_pipeline
-    from wid.stream_pipeline import run_stream
 
     work = tmp_path / "examples"
     shutil.copytree(ROOT / "examples", work, ignore=shutil.ignore_patterns("__pycache__"))

@@ -14,10 +14,10 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.test_stream_pipeline import good_rows, land, write_pipeline
+from tests.fixtures import good_rows, land, write_pipeline
 from wid.metrics import Metrics
+from wid.pipelines.run import run as run_stream
 from wid.spec.toml_io import load_pipeline
-from wid.stream_pipeline import run_stream
 
 
 def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

@@ -8,7 +8,6 @@ Errors a user can cause print one clear message and exit with status 2;
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -101,7 +100,9 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
             "--metrics-port", help="Serve Prometheus metrics on this port (streaming pipelines).")] = None) -> None:
     """Run a pipeline: source -> [transform] sql -> window -> target (batch, or
     streaming when the source is a stream)."""
-    from wid.batch_pipeline import preview, run_pipeline, session_for
+    from wid.pipelines.read import session_for
+    from wid.pipelines.report import preview
+    from wid.pipelines.run import run as run_pipeline
     from wid.progress import SparkProgress
 
     spec = _guard(debug, lambda: load_pipeline(pipeline))
@@ -111,81 +112,54 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
 
         spec = replace(spec, spark={**spec.spark, "master": master})
     for note in _parquet_warnings(spec):
-        err_console.print(f"[yellow]warning:[/] {note}")
-
-    if spec.source.is_stream:
-        _run_stream(spec, debug, quiet, metrics_port)
-        return
+        err_console.print(f"[yellow]warning:[/] {escape(note)}")
+    streaming = spec.source.is_stream
 
     def go() -> Any:
-        from wid.join_pipeline import run_join
-
         with console.status("starting Spark", spinner="dots"):
             spark = session_for(spec)
-        with SparkProgress(spark, console, enabled=not quiet and console.is_terminal) as progress:
-            if isinstance(spec, JoinPipelineSpec):
-                report = run_join(spec, spark, step=progress.step)
-            else:
-                report = run_pipeline(spec, spark, step=progress.step)
-        return report, preview(spec, spark)
+        metrics = _metrics(spec, metrics_port) if streaming else None
+        with SparkProgress(spark, console, enabled=not (quiet or streaming) and console.is_terminal) as progress:
+            report = run_pipeline(spec, spark, step=progress.step, metrics=metrics,
+                                  on_progress=_batch_line if not quiet else lambda _: None,
+                                  on_notice=(lambda text: console.print(escape(text))) if not quiet else lambda _: None)
+        return report, preview(spec)
 
     report, rows = _guard(debug, go)
     _print_report(report, rows)
     if not report.identity_holds:
         err_console.print("[bold red]accounting identity violated[/]")
         raise typer.Exit(1)
-
-
-def _run_stream(spec: Any, debug: bool, quiet: bool, metrics_port: int | None) -> None:
-    """Run a streaming pipeline, printing one line per micro-batch."""
-    from datetime import UTC, datetime
-
-    from wid.batch_pipeline import session_for
-    from wid.metrics import Metrics
-    from wid.stream_pipeline import run_stream
-
-    def line(t: Any) -> None:
-        wm = datetime.fromtimestamp(t.watermark_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
-        rate = t.rows_in / (t.duration_ms / 1000) if t.duration_ms else 0.0
-        console.print(f"batch {t.batch_id}: {t.rows_in:,} rows in ({rate:,.0f} rows/s, {t.duration_ms:,} ms), "
-                      f"{t.rows_aggregated:,} aggregated, {t.rows_late_dropped:,} late dropped, "
-                      f"{t.rows_late_dlq:,} late to the dead letter, "
-                      f"{t.rows_rejected:,} rejected; watermark {wm}Z")
-
-    def go() -> Any:
-        with console.status("starting Spark", spinner="dots"):
-            spark = session_for(spec)
-        metrics = None
-        if metrics_port is not None:
-            kind, late = (("window_join", spec.join.join.late_data) if isinstance(spec, JoinPipelineSpec)
-                          else (spec.window.kind, spec.window.late_data))
-            metrics = Metrics(spec.name, kind, late, tuple(s.name for s in spec.sources))
-            metrics.serve(metrics_port)
-            console.print(f"metrics: http://127.0.0.1:{metrics_port}/metrics")
-        return run_stream(spec, spark, on_progress=line if not quiet else lambda _: None, metrics=metrics,
-                          on_notice=console.print if not quiet else lambda _: None)
-
-    report = _guard(debug, go)
-    table = Table(title=f"streaming pipeline {report.pipeline}", show_header=False)
-    names = (("rows in", "rows_in"), ("rows aggregated", "rows_aggregated"), ("rows late, dropped", "rows_late_dropped"),
-             ("rows late, to the dead letter", "rows_late_dlq"), ("rows rejected (dead letter)", "rows_rejected"))
-    for label, name in names:
-        table.add_row(label, f"{report.total(name):,}")
-    ok = "[green]holds in every micro-batch[/]" if report.identity_holds else "[red]VIOLATED[/]"
-    table.add_row("rows in = rejected + late + aggregated", ok)
-    for label, value in (("micro-batches", f"{len(report.batches)}"), ("windows written", f"{report.windows_emitted:,}"),
-                         ("windows the target could not hold (dead letter)", f"{report.total('rows_refused'):,}"),
-                         ("results", report.target), ("dead letters", report.dead_letter),
-                         ("checkpoint", report.checkpoint), ("elapsed", f"{report.elapsed_s:.1f} s")):
-        table.add_row(escape(label), escape(value))
-    console.print(table)
-    if not report.identity_holds:
-        raise typer.Exit(1)
     if report.interrupted:
         last = report.batches[-1].batch_id if report.batches else None
         console.print(escape(f"stopped on an interrupt after micro-batch {last}: run again to resume from the "
                              "checkpoint"))
         raise typer.Exit(130)
+
+
+def _metrics(spec: Any, port: int | None) -> Any:
+    """Prometheus metrics for a stream, served on `port` (None: no metrics)."""
+    if port is None:
+        return None
+    from wid.metrics import Metrics
+
+    kind, late = (("window_join", spec.join.join.late_data) if isinstance(spec, JoinPipelineSpec)
+                  else (spec.window.kind, spec.window.late_data))
+    metrics = Metrics(spec.name, kind, late, tuple(s.name for s in spec.sources))
+    metrics.serve(port)
+    console.print(f"metrics: http://127.0.0.1:{port}/metrics")
+    return metrics
+
+
+def _batch_line(t: Any) -> None:
+    """One line per micro-batch of a stream."""
+    from datetime import UTC, datetime
+
+    wm = datetime.fromtimestamp(t.watermark_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    rate = t.rows_in / (t.duration_ms / 1000) if t.duration_ms else 0.0
+    console.print(f"batch {t.batch_id}: {t.rows_in:,} rows in ({rate:,.0f} rows/s, {t.duration_ms:,} ms), "
+                  f"{t.rows_aggregated:,} aggregated, {t.rows_late_dropped:,} late dropped, "
+                  f"{t.rows_late_dlq:,} late to the dead letter, {t.rows_rejected:,} rejected; watermark {wm}Z")
 
 
 def _parquet_warnings(spec: Any) -> list[str]:
@@ -195,34 +169,42 @@ def _parquet_warnings(spec: Any) -> list[str]:
 
 
 def _print_report(report: Any, rows: list[dict[str, Any]]) -> None:
-    table = Table(title=f"pipeline {report.pipeline}: {report.form}", show_header=False)
+    """The summary of a run (`wid.pipelines.report.Report`), batch or
+    stream, and a few rows of the target."""
+    title = f"pipeline {report.pipeline}" + (" (stream)" if report.streaming else f": {report.form}")
+    table = Table(title=escape(title), show_header=False)
     done = "joined (both sides)" if report.kind == "join" else "aggregated"
     table.add_row("rows in" + (" (both sides)" if report.kind == "join" else ""), f"{report.rows_in:,}")
     table.add_row(f"rows {done}", f"{report.rows_aggregated:,}")
     table.add_row("rows rejected (dead letter)", f"{report.rows_rejected:,}")
     for reason, n in sorted(report.rejected_by_reason.items()):
-        table.add_row(f"  {reason}", f"{n:,}")
+        table.add_row(f"  {escape(reason)}", f"{n:,}")
     table.add_row("rows late (dropped / dead letter)", f"{report.rows_late_dropped:,} / {report.rows_late_dlq:,}")
     ok = "[green]holds[/]" if report.identity_holds else "[red]VIOLATED[/]"
+    where = " in every micro-batch" if report.streaming else ""
     table.add_row(f"rows in = rejected + late + {done.split()[0]}",
                   f"{report.rows_in:,} = {report.rows_rejected:,} + "
-                  f"{report.rows_late_dropped + report.rows_late_dlq:,} + {report.rows_aggregated:,}  {ok}")
+                  f"{report.rows_late_dropped + report.rows_late_dlq:,} + {report.rows_aggregated:,}  {ok}{where}")
     if report.punctuations:
         table.add_row("punctuations (not data, not aggregated)", f"{report.punctuations:,}")
+    if report.streaming:
+        table.add_row("micro-batches", f"{len(report.batches)}")
     table.add_row("rows written" if report.kind == "join" else "windows written",
                   f"{report.windows_emitted:,}" if report.windows_emitted is not None else "?")
     if report.rows_refused:
         table.add_row("rows the target could not hold (dead letter)", f"{report.rows_refused:,}")
     table.add_row("results", escape(report.target))
     table.add_row("dead letters", escape(report.dead_letter))
+    if report.checkpoint:
+        table.add_row("checkpoint", escape(report.checkpoint))
     table.add_row("elapsed", f"{report.elapsed_s:.1f} s")
     console.print(table)
     if rows:
-        preview = Table(title=f"first rows of {report.target}")
+        preview = Table(title=escape(f"first rows of {report.target}"))
         for name in rows[0]:
-            preview.add_column(name)
+            preview.add_column(escape(name))
         for r in rows:
-            preview.add_row(*[f"{v:.3f}" if isinstance(v, float) else str(v) for v in r.values()])
+            preview.add_row(*[f"{v:.3f}" if isinstance(v, float) else escape(str(v)) for v in r.values()])
         console.print(preview)
 
 
@@ -230,21 +212,20 @@ def _print_report(report: Any, rows: list[dict[str, Any]]) -> None:
 def explain(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = False,
             plan: Annotated[bool, typer.Option("--plan", help="Also print Spark's full physical plan.")] = False) -> None:
     """Say how each stage runs and why, its state bound, and how data may be lost."""
-    from wid.batch_pipeline import compile_pipeline, session_for
+    from wid.pipelines.read import compile_pipeline, session_for
     from wid.spark.explain import explain as explain_stage
 
     spec = _guard(debug, lambda: load_pipeline(pipeline))
     _quiet_spark(verbose)
 
     def go() -> Any:
-        from wid.join_pipeline import compile_join
         from wid.spark.explain import explain_join
 
         with console.status("starting Spark and reading the source schema", spinner="dots"):
             spark = session_for(spec)
             if isinstance(spec, JoinPipelineSpec):
-                return explain_join(compile_join(spark, spec), spec)
-            return explain_stage(compile_pipeline(spark, spec), spec.window, spec)
+                return explain_join(compile_pipeline(spark, spec).result, spec)
+            return explain_stage(compile_pipeline(spark, spec).result, spec.window, spec)
 
     ex = _guard(debug, go)
     console.print(f"[bold]pipeline {spec.name}[/]")
@@ -290,4 +271,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

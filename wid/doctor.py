@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass
 
 from wid.errors import MissingDependencyError
-from wid.spark.session import JAVA_FIX, check_java
+from wid.spark.spark_session import JAVA_FIX, check_java
 
 PYSPARK_PIN = "4.3.0"
 

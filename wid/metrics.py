@@ -1,7 +1,7 @@
-"""Prometheus metrics for streaming pipelines (DESIGN.md section 7), served
+"""Prometheus metrics for streaming pipelines (docs/semantics.md#pipelines), served
 with `prometheus-client` and fed from each micro-batch's
 ``StreamingQueryProgress`` and wid's own exact counts
-(`wid.spark.stream_query.BatchTally`).
+(`wid.pipelines.report.BatchTally`).
 
 - ``wid_rows_in_total``, ``wid_rows_rejected_total``: rows read, and rows
   sent to the dead letters with a reason;
@@ -20,7 +20,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 
-from wid.spark.stream_query import BatchTally
+from wid.pipelines.report import BatchTally
 
 
 class Metrics:

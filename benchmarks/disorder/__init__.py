@@ -4,7 +4,7 @@ accuracy of a hopping window aggregate over out-of-order input, when
 completeness comes from punctuations or from a fixed slack.
 
 The paper's text was not available to this project, so the set-up is
-reconstructed from DESIGN.md section 5 and the usual definitions; each
+reconstructed from docs/semantics.md#completeness and the usual definitions; each
 module states exactly what it implements:
 
 - `benchmarks.disorder.streams`: the in-order stream, its two disorders

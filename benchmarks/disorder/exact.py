@@ -2,7 +2,7 @@
 whatever their arrival order (NumPy and pandas, independent of wid).
 
 Window w of a hopping window of `duration_ms` every `hop_ms` (aligned to the
-epoch, DESIGN.md section 3) is ``[w * hop, w * hop + duration)``; a row at
+epoch, docs/semantics.md#window-kinds) is ``[w * hop, w * hop + duration)``; a row at
 ``ts`` is in windows ``floor((ts - duration) / hop) + 1`` to
 ``floor(ts / hop)``.
 """

@@ -1,13 +1,13 @@
 """wid's streaming operator run without Spark: the shards of
-`wid.spark.operator.shard.run_batch` over `MemoryStore`s, fed one
+`wid.kernels.operator.shard.run_batch` over `MemoryStore`s, fed one
 micro-batch at a time in arrival order, as the Spark plan feeds them (the
-packing of `wid.spark.operator.packing`: per-source summary shared by all
+packing of `wid.kernels.operator.packing`: per-source summary shared by all
 shards, rows split by shard; only the hash to shards differs: ``k mod
 shards``).
 
 The window is hopping (`duration_ms` every `hop_ms`) over ``k`` with
 ``n = count(*)``, ``s = sum(v)``, ``a = avg(v)``, event time ``ts_ms``
-(epoch ms). Completeness (DESIGN.md section 5) comes from one of:
+(epoch ms). Completeness (docs/semantics.md#completeness) comes from one of:
 
 - **slack**: one source ``a`` and ``lateness_ms = slack``, so the watermark
   is ``max seen - slack``;
@@ -32,7 +32,7 @@ import pyarrow as pa
 
 from benchmarks.disorder.streams import Punctuations, Stream, batch_of, batches
 from benchmarks.local_operator import ShardedOperator, packed_rows, punctuation_rows
-from wid.spark.operator.time_engine import END, START
+from wid.kernels.fields import END, START
 from wid.spec.aggregation import Aggregation
 from wid.spec.window import Punctuation, Window
 

@@ -6,7 +6,7 @@ output to Spark's ``noop`` sink, which computes every column. The warm-up
 collects the output with window bounds as epoch milliseconds
 (`benchmarks.query.OUTPUT`).
 
-- ``wid``: `wid.aggregate` (DESIGN.md section 6: panes for hopping, sorts
+- ``wid``: `wid.aggregate` (docs/architecture.md#execution-paths: panes for hopping, sorts
   for sessions).
 - ``spark window()``: `F.window` / `F.session_window` and `groupBy`; a
   hopping window copies each row ``size / slide`` times.

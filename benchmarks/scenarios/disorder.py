@@ -1,7 +1,7 @@
 """The WID paper's Experiments 2 and 3 (Li et al., SIGMOD 2005): latency
 against accuracy of a hopping window aggregate over disordered input, with
 completeness from exact external punctuations or from a fixed slack, each
-in the late modes ``consistent`` and ``generous`` (DESIGN.md section 5).
+in the late modes ``consistent`` and ``generous`` (docs/semantics.md#completeness).
 
 Reconstructed, not copied: the paper's text was not available, so the
 disorders and the punctuating source are the usual definitions, stated

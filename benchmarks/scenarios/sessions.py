@@ -1,4 +1,4 @@
-"""Session windows on every engine that has them: wid (sorts, DESIGN.md
+"""Session windows on every engine that has them: wid (sorts, docs/semantics.md
 section 6), Spark's ``session_window``, DuckDB (gaps and islands), PyFlink
 ``SESSION``, Bytewax and Pathway.
 

@@ -105,14 +105,14 @@ def stream_engine(spark: Any, name: str, where: Path, build: Callable[[DataFrame
 
 
 def wid_build(q: WindowQuery, planned: list[str]) -> tuple[Callable[[DataFrame], DataFrame], int | None]:
-    """wid's plan for `q` on the stream (its operator, or Spark's native
-    aggregation where wid plans that; `planned` gets the form), and the
+    """wid's plan for `q` on the stream (the WID operator; `planned` gets
+    the form), and the
     state bound `wid explain` gives."""
     w = replace(window_of(q), max_groups_per_window=KEYS_N + 1)
 
     def build(source: DataFrame) -> DataFrame:
         result = wid.window_result(source, w)
-        planned.append(result.planned.form)
+        planned.append(result.explain.form)
         return result.output.select("k", *bounds_ms(F.col("window_start"), F.col("window_end")), "n", "s", "hi")
 
     return build, state_bound(w)[0]

@@ -12,13 +12,12 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.crash_harness import pipeline_toml
-from tests.test_stream_pipeline import good_rows, land
+from tests.fixtures import good_rows, land, pipeline_toml
 from wid.errors import ConfigError
 from wid.io.sinks import write_postgres
+from wid.pipelines.run import run as run_stream
 from wid.semantics import evaluate
 from wid.spec.toml_io import loads_pipeline
-from wid.stream_pipeline import run_stream
 
 
 def read(url: str, sql: str) -> list[tuple[Any, ...]]:

@@ -1,5 +1,5 @@
 """Hand-worked examples for the oracle. Expected rows are worked out by hand
-from DESIGN.md section 3, never copied from an engine's output."""
+from docs/semantics.md#window-kinds, never copied from an engine's output."""
 
 from __future__ import annotations
 

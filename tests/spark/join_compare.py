@@ -10,7 +10,7 @@ from tests.spark.compare import same_value
 from wid.semantics.oracle import OracleResult
 from wid.semantics.ranks import sql_sort_key
 from wid.semantics.window_join import window_join
-from wid.spark.join import JoinResult, join_result
+from wid.spark.compile import StageResult, compile_join
 from wid.spec import Aggregation
 from wid.spec.join import WindowJoin, metric_alias
 
@@ -44,16 +44,17 @@ def assert_same_join(got: list[dict[str, Any]], want: list[dict[str, Any]], join
 
 
 def check_join(spark: Any, left: list[dict[str, Any]], right: list[dict[str, Any]], schemas: tuple[str, str],
-               join: WindowJoin) -> tuple[JoinResult, OracleResult]:
+               join: WindowJoin) -> tuple[StageResult, OracleResult]:
     """Both engines on the same rows: equal outputs, equal dead letters per
     side, and the accounting identity rows_in = rejected + joined."""
-    result = join_result(frame(spark, left, schemas[0]), frame(spark, right, schemas[1]), join)
+    compiled = compile_join(frame(spark, left, schemas[0]), frame(spark, right, schemas[1]), join)
+    result = compiled.result
     columns = [c.split()[0] for c in schemas[0].split(",")]
     oracle = window_join(left, right, join, left_columns=columns)
     assert_same_join([r.asDict() for r in result.output.collect()], oracle.rows, join)
     dead = sorted((r.source, r.reason) for r in result.dead_letter.select("source", "reason").collect())
     assert dead == sorted((d.source, d.reason) for d in oracle.dead_letter)
-    counts = {r[0]: r[1] for r in result.prepared.groupBy("_wid_reason").count().collect()}
+    counts = {r[0]: r[1] for r in compiled.prepared.groupBy("_wid_reason").count().collect()}
     assert sum(counts.values()) == oracle.rows_in == len(left) + len(right)
     assert counts.get(None, 0) == oracle.rows_aggregated
     return result, oracle

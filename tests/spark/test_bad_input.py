@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 import wid
 from wid.errors import ConfigError, StateCapError
 from wid.semantics import reasons
+from wid.spark.compile import compile_window
 from wid.spark.errors import translate
 from wid.spec import Aggregation, Window
 
@@ -23,12 +24,13 @@ def test_unparseable_and_null_event_times_and_null_keys(spark: Any) -> None:
     df = spark.createDataFrame([("2024-05-01T10:00:00Z", "a"), ("not a time", "a"), (None, "b"),
                                 ("2024-05-01T10:00:30Z", None)], "t string, k string")
     w = Window(kind="tumbling", duration_ms=60_000, event_time_column="t", group_by=["k"], aggregations=N)
-    result = wid.window_result(df, w)
+    compiled = compile_window(df, w)
+    result = compiled.result
     dead = {(r.reason, json.loads(r.row_json)["t"]) for r in result.dead_letter.collect()}
     assert dead == {(reasons.UNPARSEABLE_EVENT_TIME, "not a time"), (reasons.NULL_EVENT_TIME, None),
                     (reasons.null_key("k"), "2024-05-01T10:00:30Z")}
     assert [(r.k, r.n) for r in result.output.collect()] == [("a", 1)]
-    counts = {r[0]: r[1] for r in result.prepared.groupBy("_wid_reason").count().collect()}
+    counts = {r[0]: r[1] for r in compiled.prepared.groupBy("_wid_reason").count().collect()}
     assert sum(counts.values()) == 4 and counts[None] == 1  # rows_in = rejected + aggregated
 
 
@@ -106,9 +108,9 @@ def test_punctuations_are_never_aggregated(spark: Any) -> None:
     aggs = (Aggregation("count", as_="n"), Aggregation("min", "speed", as_="lo"))
     w = Window(kind="hopping", duration_ms=120_000, hop_ms=60_000, event_time_column="t", event_time_unit="ms",
                group_by=["seg"], aggregations=aggs, punctuation=Punctuation("kind = 'punct'", scope=("seg",)))
-    result = wid.window_result(df, w)
+    result = compile_window(df, w)
     data = [r for r in rows if r["kind"] != "punct"]
-    assert_same(collect(result.output, w), evaluate(data, w).rows, w)
+    assert_same(collect(result.result.output, w), evaluate(data, w).rows, w)
     assert result.punctuations is not None and result.punctuations.count() == 1
     assert result.prepared.count() == 3  # rows_in counts data rows only
 

@@ -102,7 +102,7 @@ def test_hopping_keys_of_every_type_against_spark_window(spark: Any, key_type: s
     window = Window(kind="hopping", duration_ms=600_000, hop_ms=60_000, event_time_column="t", group_by=["kk"],
                     aggregations=AGGS)
     result = wid.window_result(df, window)
-    assert "vectorised Arrow merge" in result.planned.form
+    assert "vectorised Arrow merge" in result.explain.form
     ref = df.where(F.col("kk").isNotNull()).groupBy("kk", F.window("t", "10 minutes", "1 minute")).agg(
         F.count("*").alias("n"), F.sum("v").alias("s"), F.min("v").alias("lo"), F.max("v").alias("hi"),
         F.avg("v").alias("mean")).select(F.col("window.start").alias("window_start"), "*")

@@ -129,4 +129,4 @@ def test_numpy_merge_on_every_mergeable_aggregation(spark: Any, kind: str, pane_
     params.setdefault("group_by", ("k1",))
     window = Window(kind=kind, event_time_column="ts", event_time_unit="us", aggregations=aggs, **params)
     result = check_against_oracle(spark, rows, SCHEMA, window)
-    assert result.planned.form.endswith(NUMPY_MERGE[kind, pane_merge])
+    assert result.explain.form.endswith(NUMPY_MERGE[kind, pane_merge])

@@ -43,6 +43,7 @@ def test_explain_reports_the_form_and_operators(spark: Any) -> None:
     finally:
         spark.conf.unset("spark.wid.paneMerge")
     assert jvm.form == "panes of 20000 ms + block prefix/suffix merge in Spark"
+    assert "setting spark.wid.paneMerge = spark" in jvm.notes and not any("spark.wid" in n for n in ex.notes)
     assert jvm.operators.get("Window", 0) >= 2 and jvm.operators.get("Generate") == 1
     assert jvm.operators.get("Exchange") == 2  # as above: the merge's windows over keys reuse the second
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wid.spark.session import ARROW_MAX_BYTES, local_cores, session_conf
+from wid.spark.spark_session import ARROW_MAX_BYTES, local_cores, session_conf
 
 
 def test_wid_sessions_turn_off_the_per_row_arrow_byte_check(spark: Any) -> None:

@@ -25,11 +25,12 @@ from hypothesis import strategies as st
 import wid
 from tests.spark.compare import assert_same, collect
 from wid import Aggregation, ConfigError, Window
+from wid.kernels.operator.output import KIND, STATS
+from wid.pipelines.report import tally
 from wid.semantics import evaluate
 from wid.spark import stream_query
-from wid.spark.operator.output import KIND, STATS
-from wid.spark.operator.plan import windows_of
-from wid.spark.operator.tally import tally
+from wid.spark.compile import compile_window
+from wid.spark.operator.query import windows_of
 
 SCHEMA = "k string, ts long, v double"
 AGGS = (Aggregation("count", as_="n"), Aggregation("sum", "v", as_="s"), Aggregation("max", "v", as_="hi"),
@@ -62,7 +63,7 @@ def start(result: Any, window: Window, checkpoint: str) -> tuple[list[dict[str, 
 
 def run(spark: Any, root: Path, batches: list[list[dict[str, Any]]], window: Window) -> tuple[list[dict[str, Any]], list[Any]]:
     """Run `window` over the batches; returns (sink rows, per-batch tallies)."""
-    return start(wid.window_result(feed(spark, root, batches), window), window, str(root / "ck"))
+    return start(compile_window(feed(spark, root, batches), window), window, str(root / "ck"))
 
 
 def emitted(rows: list[dict[str, Any]], window: Window, watermark_ms: int) -> list[dict[str, Any]]:
@@ -154,8 +155,8 @@ def test_every_stream_runs_on_the_wid_operator(spark: Any, tmp_path: Path, kw: d
     base = {"event_time_column": "ts", "event_time_unit": "ms", "group_by": ["k"], "aggregations": AGGS,
             "max_groups_per_window": 10}
     result = wid.window_result(feed(spark, tmp_path, [[]]), Window(**{**base, **kw}))
-    assert result.path == "operator" and result.operator is not None
-    assert result.planned.form.startswith("WID operator") and "one micro-batch late" in result.planned.why
+    assert result.explain.path == "operator"
+    assert result.explain.form.startswith("WID operator") and "one micro-batch late" in result.explain.why
 
 
 @pytest.mark.parametrize("holistic", [False, True])
@@ -163,7 +164,7 @@ def test_every_stream_runs_on_the_wid_operator(spark: Any, tmp_path: Path, kw: d
                                                  ("hopping", "generous")])
 def test_every_aggregation_streams_like_the_oracle(spark: Any, tmp_path: Path, kind: str, late_mode: str,
                                                    holistic: bool) -> None:
-    """All aggregations of DESIGN.md section 4 (with a second column `w`),
+    """All aggregations of docs/semantics.md#aggregations (with a second column `w`),
     in order within the lateness, split into three micro-batches."""
     from tests.spark.test_differential import all_aggregations
 
@@ -185,13 +186,12 @@ def test_every_aggregation_streams_like_the_oracle(spark: Any, tmp_path: Path, k
 
 def test_several_sources_watermark_is_their_minimum(spark: Any, tmp_path: Path) -> None:
     """Two sources, one ahead in event time: windows are emitted only up to
-    the slower source's watermark (DESIGN.md section 5)."""
+    the slower source's watermark (docs/semantics.md#completeness)."""
     window = window_for("tumbling")
     fast = [{"k": "a", "ts": 1_000_000 + i * 2_000, "v": 1.0} for i in range(40)]
     slow = [{"k": "b", "ts": 1_000_000 + i * 1_000, "v": 2.0} for i in range(20)]
     sources = {"fast": feed(spark, tmp_path / "fast", [fast]), "slow": feed(spark, tmp_path / "slow", [slow])}
-    result = wid.window_result(sources, window)
-    sink, tallies = start(result, window, str(tmp_path / "ck"))
+    sink, tallies = start(compile_window(sources, window), window, str(tmp_path / "ck"))
     wm = min(max(r["ts"] for r in fast), max(r["ts"] for r in slow)) - window.lateness_ms
     assert tallies[-1].watermark_ms == wm
     assert sum(t.rows_in for t in tallies) == 60 and sum(t.rows_late for t in tallies) == 0

@@ -19,7 +19,8 @@ from pyspark.sql import types as T
 
 import wid
 from wid.spark import stream_query
-from wid.spark.operator.plan import windows_of
+from wid.spark.compile import compile_window
+from wid.spark.operator.query import windows_of
 from wid.spec import Aggregation, Window
 
 ZONE = "America/Los_Angeles"
@@ -82,12 +83,12 @@ def test_a_stream_of_wall_clock_times_gives_the_batch_windows(los_angeles: Any, 
         (land / f"part-{i:02d}.json").write_text(json.dumps({"ts": t.isoformat(), "k": "ab"[i % 2]}) + "\n")
         os.utime(land / f"part-{i:02d}.json", (1_000_000 + i, 1_000_000 + i))
     stream = los_angeles.readStream.schema("ts TIMESTAMP_NTZ, k STRING").option("maxFilesPerTrigger", 2).json(str(land))
-    result = wid.window_result(stream, window)
+    result = compile_window(stream, window)
     got: set[tuple[Any, ...]] = set()
     query = stream_query.start(result.operator, str(tmp_path / "ck"),
                                lambda df, _: got.update(wid_windows(windows_of(df, window, wall_clock=True))),
                                {"availableNow": True})
     query.awaitTermination()
     batch = los_angeles.createDataFrame([(t, "ab"[i % 2]) for i, t in enumerate(times[:-1])], "ts timestamp_ntz, k string")
-    assert result.output.schema[window.window_start_column].dataType == T.TimestampNTZType()
+    assert result.result.output.schema[window.window_start_column].dataType == T.TimestampNTZType()
     assert got == spark_windows(batch, F.window("ts", "1 hour"))

@@ -11,7 +11,7 @@ import pytest
 import wid
 from wid.errors import ConfigError
 from wid.semantics import reasons
-from wid.spark.join import join_result
+from wid.spark.compile import compile_join, join_result
 from wid.spec import Aggregation
 from wid.spec.join import ColumnMetric, WindowJoin
 
@@ -24,14 +24,15 @@ def test_bad_rows_of_both_sides_go_to_the_dead_letter(spark: Any) -> None:
     right = spark.createDataFrame([("2024-05-01T09:59:59Z", "a", 1.5), (None, "a", 9.0), ("2024-05-01T10:00:00Z", None, 9.0)],
                                   "rt string, rk string, v double")
     join = WindowJoin(window=(-1000, 0), metrics=SUM, matching_column=(["k"], ["rk"]), time_column=("t", "rt"))
-    result = join_result(left, right, join, left_source="trades", right_source="quotes")
+    compiled = compile_join(left, right, join, left_source="trades", right_source="quotes")
+    result = compiled.result
     dead = {(r.source, r.reason, json.dumps(json.loads(r.row_json), sort_keys=True)) for r in result.dead_letter.collect()}
     assert {(s, reason) for s, reason, _ in dead} == {
         ("trades", reasons.UNPARSEABLE_EVENT_TIME), ("trades", reasons.NULL_EVENT_TIME), ("trades", reasons.null_key("k")),
         ("quotes", reasons.NULL_EVENT_TIME), ("quotes", reasons.null_key("rk"))}
     assert ("trades", reasons.UNPARSEABLE_EVENT_TIME, '{"id": 2, "k": "a", "t": "not a time"}') in dead
     assert [(r.id, r.s) for r in result.output.collect()] == [(1, 1.5)]
-    counts = {r[0]: r[1] for r in result.prepared.groupBy("_wid_reason").count().collect()}
+    counts = {r[0]: r[1] for r in compiled.prepared.groupBy("_wid_reason").count().collect()}
     assert sum(counts.values()) == 7 == len(dead) + counts[None]  # rows_in = rejected + joined
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import wid
-from tests.crash_harness import pipeline_toml
+from tests.fixtures import pipeline_toml
 from wid import Aggregation, ConfigError, Window
 
 WINDOW = Window(kind="hopping", duration_ms=30_000, hop_ms=10_000, late_mode="consistent", event_time_column="ts",

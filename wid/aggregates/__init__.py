@@ -1,5 +1,5 @@
 """Aggregators in the WID-friendly form ``zero / add / merge / finish``
-(DESIGN.md section 4): `pure` holds the Python forms, `spark` the Spark
+(docs/semantics.md#aggregations): `pure` holds the Python forms, `spark` the Spark
 column-expression forms. `merge` is what makes panes, session merges and
 state compaction possible."""
 

@@ -15,7 +15,7 @@ steps, the column-expression form of ``zero / add / merge / finish``:
   of one window (`role` is True for the suffix one; see `wid.spark.panes`).
 - `finish(f)`: the output value.
 
-The fused vectorised merge (`wid.spark.pane_reduce`) skips the Spark
+The fused vectorised merge (`wid.kernels.pane_reduce`) skips the Spark
 aggregates: `row_values()` are per-row columns and `row_ops(name)` the ops
 reducing them to panes, then windows (a row is a pane of one row).
 
@@ -33,19 +33,19 @@ they stay accurate when the mean is large relative to the spread.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from wid.spark.pane_merge import FieldOp
+from wid.kernels.pane_merge import FieldOp
 from wid.spec.aggregation import Aggregation
 
 Fields = dict[str, Column]
 Getter = Callable[[str], Column]
-HLL_LG_K = 14  # DESIGN.md section 4: precision 14, about 0.81 % standard error
+HLL_LG_K = 14  # docs/semantics.md#aggregations: precision 14, about 0.81 % standard error
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ class SparkAgg:
         return {}
 
     def vector_ops(self, name: Callable[[str, str], str]) -> list[FieldOp] | None:
-        """The fields' ops for the vectorised pane merge (`wid.spark.pane_merge`);
+        """The fields' ops for the vectorised pane merge (`wid.kernels.pane_merge`);
         `name(field, stage)` gives column names. None when a field can only
         merge inside the JVM (HLL sketches) or not at all (holistic)."""
         ops = self._merge_ops()
@@ -455,3 +455,25 @@ def spark_agg(agg: Aggregation, inputs: Inputs) -> SparkAgg:
     if name in ("var", "std", "covar", "corr", "beta"):
         return Moments(agg, inputs)
     return Simple(agg, inputs)
+
+
+def result_type(agg: Aggregation, types: Mapping[str, T.DataType]) -> T.DataType:
+    """The type of `agg`'s output over input columns of `types`, as the
+    forms above give it (Spark's own rules where they apply): a count is a
+    long; ``sum`` keeps Spark's sum type (long for integers, double for
+    floating point, decimal(p + 10, s) for decimals); ``min``, ``max``,
+    ``first`` and ``last`` keep the column's type; every statistic and order
+    statistic is a double. Plans whose output schema Spark cannot derive
+    before running (the WID operator's) state it with this."""
+    name = agg.agg
+    if name in ("count", "count_distinct"):
+        return T.LongType()
+    column = types[agg.column or ""]
+    if name in ("min", "max", "first", "last"):
+        return column
+    if name == "sum":
+        if isinstance(column, T.IntegralType):
+            return T.LongType()
+        if isinstance(column, T.DecimalType):
+            return T.DecimalType(min(column.precision + 10, 38), column.scale)
+    return T.DoubleType()

@@ -1,1 +1,1 @@
-"""Sources, sinks and the dead-letter output (DESIGN.md section 7)."""
+"""Sources, sinks and the dead-letter output (docs/semantics.md#pipelines)."""

@@ -3,7 +3,7 @@
 Identical rejected rows (same pipeline, reason, source, file and row) are
 stored once with an `occurrences` count, so a keyed sink stays idempotent
 across reruns and still loses nothing: the sum of `occurrences` is the
-number of rejected rows (DESIGN.md section 5). The natural key holds the
+number of rejected rows (docs/semantics.md#completeness). The natural key holds the
 row's SHA-256 (`row_sha256`), not the row itself, so a row of any length
 fits a database index.
 

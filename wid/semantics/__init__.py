@@ -1,6 +1,6 @@
 """The pure math of windows and the reference engine (the oracle).
 
-No pyspark here (DESIGN.md section 9): `windowing` (wids, bounds, panes),
+No pyspark here (docs/architecture.md#layout): `windowing` (wids, bounds, panes),
 `sessions` (session merge), `ranks` (count windows), `rolling` (rolling
 extents), `aggregate_values` (what each aggregation means) and `oracle`.
 """

@@ -1,4 +1,4 @@
-"""Definitional aggregate values: what each aggregation of DESIGN.md section 4
+"""Definitional aggregate values: what each aggregation of docs/semantics.md#aggregations
 means, computed directly from the rows of one extent and group.
 
 This is deliberately *not* the `zero/add/merge/finish` machinery of

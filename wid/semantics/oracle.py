@@ -1,5 +1,5 @@
 """The reference engine: rows in, rows out, straight from the definitions of
-DESIGN.md sections 3-5. It is the executable specification and the oracle
+docs/semantics.md. It is the executable specification and the oracle
 every other engine is tested against; it favours clarity over speed (it may
 be quadratic) and shares no code path with the Spark engine beyond the pure
 window arithmetic.
@@ -42,7 +42,7 @@ class DeadLetter:
 class OracleResult:
     """Output rows (window bounds as epoch microseconds) and dead letters.
 
-    Accounting (DESIGN.md section 5): ``rows_in == rows_rejected + rows_aggregated``
+    Accounting (docs/semantics.md#completeness): ``rows_in == rows_rejected + rows_aggregated``
     in batch, where nothing is late.
     """
 
@@ -65,7 +65,7 @@ def evaluate(rows: Sequence[Row], window: Window) -> OracleResult:
     """Evaluate `window` over `rows` (mappings from column name to value).
 
     The event-time column holds datetimes (unit ``timestamp``) or integers
-    (units ``ms``/``us``). Output rows follow DESIGN.md section 3's column
+    (units ``ms``/``us``). Output rows follow the column
     order, window bounds in epoch microseconds, sorted canonically.
     Raises TypeError on event-time values of the wrong type.
     """
@@ -97,7 +97,7 @@ def _split(rows: Sequence[Row], w: Window) -> tuple[list[dict[str, Any]], list[D
 
 
 def reject_reason(row: Row, w: Window) -> str | None:
-    """Why `row` cannot be windowed (DESIGN.md section 5), or None: a null
+    """Why `row` cannot be windowed (docs/semantics.md#completeness), or None: a null
     event time, a null key, a bad session gap, a time before the landmark."""
     if row.get(w.event_time_column or "") is None:
         return reasons.NULL_EVENT_TIME
@@ -146,11 +146,11 @@ def _time_windows(good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]
     buckets: dict[tuple[Any, ...], list[Row]] = defaultdict(list)
     for r in good:
         ids = assigner.wids(r[TS], last) if isinstance(assigner, Landmark) else assigner.wids(r[TS])
-        for wid in ids:
-            buckets[(wid, *_key(r, w.group_by))].append(r)
+        for window_id in ids:
+            buckets[(window_id, *_key(r, w.group_by))].append(r)
     out = []
-    for (wid, *keys), extent in buckets.items():
-        start, end = assigner.bounds(wid)
+    for (window_id, *keys), extent in buckets.items():
+        start, end = assigner.bounds(window_id)
         head = {w.window_start_column: start, w.window_end_column: end, **dict(zip(w.group_by, keys, strict=True))}
         out.append(window_row(w, head, extent))
     return out
@@ -185,18 +185,18 @@ def _count(good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
     out = []
     for pkeys, members in parts.items():
         ranked = [members[i] for i in rank_order(members, order_columns(w, list(members[0])))]
-        wid = 0
-        while count_complete(wid, len(ranked), hop):
-            extent = [ranked[r] for r in count_extent(wid, size, hop)]
+        window_id = 0
+        while count_complete(window_id, len(ranked), hop):
+            extent = [ranked[r] for r in count_extent(window_id, size, hop)]
             start, end = min(r[TS] for r in extent), max(r[TS] for r in extent)
             groups: dict[tuple[Any, ...], list[Row]] = defaultdict(list)
             for r in extent:
                 groups[_key(r, w.group_by)].append(r)
             for gkeys, rows in groups.items():
-                head = {w.window_start_column: start, w.window_end_column: end, w.window_id_column: wid,
+                head = {w.window_start_column: start, w.window_end_column: end, w.window_id_column: window_id,
                         **dict(zip(w.partition_by, pkeys, strict=True)), **dict(zip(w.group_by, gkeys, strict=True))}
                 out.append(window_row(w, head, rows))
-            wid += 1
+            window_id += 1
     return out
 
 

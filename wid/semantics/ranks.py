@@ -1,5 +1,5 @@
 """Ranks and count windows: the paper's tuple-based sliding windows
-(Li et al. 2005, section 3.2; DESIGN.md section 3).
+(Li et al. 2005, section 3.2; docs/semantics.md#window-kinds).
 
 Ranks are 0-based positions in a total order: `order_by`, then the declared
 `tie_breaker`, else every remaining column in input order. Rows equal on all

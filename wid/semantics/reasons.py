@@ -1,5 +1,5 @@
 """Dead-letter reasons, shared by the oracle and the Spark engine so both
-reject the same rows with the same words (DESIGN.md section 5)."""
+reject the same rows with the same words (docs/semantics.md#completeness)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Session windows (DESIGN.md section 3), with Spark's `session_window`
+"""Session windows (docs/semantics.md#window-kinds), with Spark's `session_window`
 boundary rule.
 
 Each row opens an interval ``[ts, ts + gap)``. Sorted by ts, a row joins the

@@ -1,4 +1,4 @@
-"""What a keyed sink holds after a stream's emissions (DESIGN.md section 7):
+"""What a keyed sink holds after a stream's emissions (docs/semantics.md#pipelines):
 every sink upserts by an output row's natural key, so a window re-emitted
 (``reopen``, ``on_update``) or a micro-batch replayed after a crash
 overwrites itself, and a retraction deletes its key. `sink_rows` is that
@@ -11,6 +11,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from wid.semantics.stream_types import BatchResult
+from wid.spec.aggregation import Aggregation
+from wid.spec.join import WindowJoin
 from wid.spec.window import FINAL_COLUMN, Window
 
 
@@ -18,7 +20,7 @@ def natural_key(window: Window, output_columns: Sequence[str]) -> list[str]:
     """The columns identifying an output row, for idempotent upserts.
 
     ``(window_start, keys)`` for tumbling, hopping and session windows
-    (DESIGN.md section 7); ``(window_end, keys)`` for landmark windows, whose
+    (docs/semantics.md#pipelines); ``(window_end, keys)`` for landmark windows, whose
     windows in one period share their start; ``(window_id, keys)`` for count
     windows; every input column for rolling windows (identical input rows
     have identical outputs, and a keyed sink keeps one of them), but not
@@ -31,6 +33,15 @@ def natural_key(window: Window, output_columns: Sequence[str]) -> list[str]:
     first = {"landmark": window.window_end_column, "count": window.window_id_column}.get(
         window.kind, window.window_start_column)
     return [first, *keys]
+
+
+def join_natural_key(join: WindowJoin, output_columns: Sequence[str]) -> list[str]:
+    """The columns identifying a window join's output row, for idempotent
+    upserts: every column but the aggregate metrics (the left row, and a
+    non-aggregate metric's value). Identical output rows are stored once by
+    a keyed sink."""
+    aggregates = {m.as_ for m in join.metrics if isinstance(m, Aggregation)}
+    return [c for c in output_columns if c not in aggregates]
 
 
 def sink_rows(window: Window, results: Iterable[BatchResult], columns: Sequence[str]) -> list[dict[str, Any]]:
@@ -50,4 +61,4 @@ def sink_rows(window: Window, results: Iterable[BatchResult], columns: Sequence[
     return list(table.values())
 
 
-__all__ = ["natural_key", "sink_rows"]
+__all__ = ["join_natural_key", "natural_key", "sink_rows"]

@@ -1,5 +1,5 @@
 """Landmark windows on a stream: the streaming oracle's rules for them
-(DESIGN.md section 3; with `max_duration_ms`, Flink's CUMULATE).
+(docs/semantics.md#window-kinds; with `max_duration_ms`, Flink's CUMULATE).
 
 Window w of a group is ``[period start, L + (w+1)*h)``; a row of pane
 ``q = floor((ts - L)/h)`` lies in windows ``q .. E(q)`` where E is the last
@@ -52,11 +52,11 @@ class LandmarkRules:
                                  None if w.max_duration_ms is None else ms_to_us(w.max_duration_ms))
         self.allowed = ms_to_us(w.allowed_lateness_ms or 0) if w.late_data == "reopen" else 0
 
-    def _end(self, wid: int) -> int:
-        return self.assigner.bounds(wid)[1]
+    def _end(self, window_id: int) -> int:
+        return self.assigner.bounds(window_id)[1]
 
-    def _takes(self, wid: int, closed: int | None) -> bool:
-        return closed is None or closed < self._end(wid) + self.allowed
+    def _takes(self, window_id: int, closed: int | None) -> bool:
+        return closed is None or closed < self._end(window_id) + self.allowed
 
     def is_late(self, ts: int, closed: int | None) -> bool:
         q = self.assigner.pane(ts)
@@ -99,9 +99,9 @@ class LandmarkRules:
              now: int | None) -> list[Emission]:
         w = self.w
         out = []
-        for wid in sorted(self._windows(members, index, prev, now)):
-            extent = [a.row for a in members if a.first_window <= wid <= self._last(a)]
-            start, end = self.assigner.bounds(wid)
+        for window_id in sorted(self._windows(members, index, prev, now)):
+            extent = [a.row for a in members if a.first_window <= window_id <= self._last(a)]
+            start, end = self.assigner.bounds(window_id)
             head = {w.window_start_column: start, w.window_end_column: end,
                     **dict(zip(w.group_by, key, strict=True))}
             out.append(Emission(window_row(w, head, extent), final=now is not None and end <= now))

@@ -1,5 +1,5 @@
 """The streaming reference engine: micro-batches in, emissions and late rows
-out, straight from DESIGN.md section 5. It is the oracle for wid's streaming
+out, straight from docs/semantics.md#completeness. It is the oracle for wid's streaming
 operator, as `wid.semantics.oracle` is for batch; it keeps every accepted row
 and recomputes windows from them, favouring clarity over speed.
 
@@ -211,17 +211,17 @@ class _Stream:
                       prev: int | None, now: int | None) -> list[Emission]:
         extents: dict[int, list[Accepted]] = defaultdict(list)
         for a in members:
-            for wid in a.windows:
-                extents[wid].append(a)
+            for window_id in a.windows:
+                extents[window_id].append(a)
         out = []
         assigner = self._assigner()
-        for wid in sorted(extents):
-            start, end = assigner.bounds(wid)
-            touched = any(a.batch == index for a in extents[wid])
+        for window_id in sorted(extents):
+            start, end = assigner.bounds(window_id)
+            touched = any(a.batch == index for a in extents[window_id])
             closes = now is not None and end <= now and (prev is None or end > prev)
             closed = now is not None and end <= now
             if closes or (closed and touched) or (touched and self.w.emit == "on_update"):
-                row = window_row(self.w, self._head(group, start, end), [a.row for a in extents[wid]])
+                row = window_row(self.w, self._head(group, start, end), [a.row for a in extents[window_id]])
                 out.append(Emission(row, final=closed))
         return out
 

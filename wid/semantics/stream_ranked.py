@@ -1,6 +1,6 @@
 """Count and rolling windows on a stream: the streaming oracle's rules for
 the two kinds that rank rows (Li et al. 2005, section 3.2's tuple-based
-windows and slide-by-tuple; DESIGN.md sections 3 and 5).
+windows and slide-by-tuple; docs/semantics.md).
 
 Both run per *closing key* K (`Window.closing_columns`: `partition_by` for
 count windows, `group_by` for rolling) with the closing point ``C(K)`` of
@@ -117,14 +117,14 @@ class CountRules:
             return []
         rows = ranked(self.w, members)
         out = []
-        for wid in range(n_prev // self.hop, (n_now - 1 + self.size) // self.hop):  # windows holding a new rank
-            complete = (wid + 1) * self.hop <= n_now
+        for window_id in range(n_prev // self.hop, (n_now - 1 + self.size) // self.hop):  # windows holding a new rank
+            complete = (window_id + 1) * self.hop <= n_now
             if complete or self.w.emit == "on_update":
-                extent = [rows[r].row for r in count_extent(wid, self.size, self.hop) if r < n_now]
-                out += self._rows(key, wid, extent, complete)
+                extent = [rows[r].row for r in count_extent(window_id, self.size, self.hop) if r < n_now]
+                out += self._rows(key, window_id, extent, complete)
         return out
 
-    def _rows(self, key: Group, wid: int, extent: list[dict[str, Any]], final: bool) -> list[Emission]:
+    def _rows(self, key: Group, window_id: int, extent: list[dict[str, Any]], final: bool) -> list[Emission]:
         w = self.w
         groups: dict[Group, list[dict[str, Any]]] = defaultdict(list)
         for r in extent:
@@ -132,7 +132,7 @@ class CountRules:
         start, end = min(r[TS] for r in extent), max(r[TS] for r in extent)
         out = []
         for gkeys, rows in groups.items():
-            head = {w.window_start_column: start, w.window_end_column: end, w.window_id_column: wid,
+            head = {w.window_start_column: start, w.window_end_column: end, w.window_id_column: window_id,
                     **dict(zip(w.partition_by, key, strict=True)), **dict(zip(w.group_by, gkeys, strict=True))}
             out.append(Emission(window_row(w, head, rows), final=final))
         return out

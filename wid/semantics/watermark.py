@@ -1,4 +1,4 @@
-"""Watermarks and punctuations (DESIGN.md section 5): the completeness
+"""Watermarks and punctuations (docs/semantics.md#completeness): the completeness
 arithmetic every streaming engine of wid shares with the oracle.
 
 Per micro-batch b, each source i reports what it delivered (`SourceBatch`):

@@ -1,5 +1,5 @@
 """The window-join oracle: DolphinDB's `createWindowJoinEngine` semantics
-(DESIGN.md section 8), rows in, rows out, straight from the definitions. It
+(docs/semantics.md#window-join), rows in, rows out, straight from the definitions. It
 is quadratic and favours clarity; the Spark engine (`wid.spark.join`) is
 tested against it.
 

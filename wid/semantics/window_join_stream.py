@@ -1,8 +1,8 @@
 """The streaming window-join oracle: micro-batches of left and right rows in,
-the joined rows each micro-batch fires out (DESIGN.md section 8, DolphinDB's
+the joined rows each micro-batch fires out (docs/semantics.md#window-join, DolphinDB's
 `createWindowJoinEngine` trigger rules). It keeps every held row in Python
 lists and recomputes each fired window from them, favouring clarity; the WID
-operator's join engine (`wid.spark.operator.join_engine`) is tested against
+operator's join engine (`wid.kernels.operator.join_engine`) is tested against
 it. A fired left row's output is exactly the batch oracle's
 (`wid.semantics.window_join.joined_rows`) over the right rows held when it
 fired.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import gcd
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -33,13 +34,49 @@ class Tumbling:
 
 
 @dataclass(frozen=True)
+class Panes:
+    """Sliding windows over integer panes (or ranks): window w covers panes
+    ``[w*hop + offset, w*hop + offset + length)``. Hopping windows are this
+    over panes of ``gcd(duration, hop)`` (`Hopping.panes`); count windows over
+    rank panes, with a negative offset for their partial first windows.
+
+    Every method takes an int, a NumPy integer array or a long Spark
+    Column wrapped in `wid.spark.columns.Exact`: floor division is
+    elementwise, so the Spark plans, the vectorised merges and the WID
+    operator's shards all use this one arithmetic."""
+
+    length: int
+    hop: int
+    offset: int = 0
+
+    def first_pane(self, w: Any) -> Any:
+        """The first pane of window w."""
+        return w * self.hop + self.offset
+
+    def last_pane(self, w: Any) -> Any:
+        """The last pane of window w."""
+        return w * self.hop + self.offset + self.length - 1
+
+    def first_window(self, q: Any) -> Any:
+        """The earliest window holding pane q: ``ceil((q - offset - length + 1) / hop)``."""
+        return -((self.offset + self.length - 1 - q) // self.hop)
+
+    def last_window(self, q: Any) -> Any:
+        """The latest window holding pane q: ``floor((q - offset) / hop)``."""
+        return (q - self.offset) // self.hop
+
+
+@dataclass(frozen=True)
 class Hopping:
     """Hopping windows: window w is ``[o + w*h, o + w*h + d)``.
 
     A row at ts is in windows ``floor((ts-o-d)/h) + 1 .. floor((ts-o)/h)``:
     ``ceil(d/h)`` of them when h divides d. Panes are tumbling windows of
     ``gcd(d, h)``; window w is the union of ``d/p`` consecutive panes from
-    pane ``w*h/p``.
+    pane ``w*h/p`` (`panes`). Tumbling windows are the case ``h = d``.
+    Methods taking a window, a time or a pane (`start`, `end`, `pane`, ...)
+    work on ints, NumPy integer arrays and `wid.spark.columns.Exact`
+    Columns alike.
     """
 
     duration_us: int
@@ -48,18 +85,56 @@ class Hopping:
 
     def wids(self, ts: int) -> range:
         """The ids of the windows holding `ts`."""
-        t = ts - self.origin_us
-        return range((t - self.duration_us) // self.hop_us + 1, t // self.hop_us + 1)
+        return range(self.first_window_ending_after(ts), self.last_window_starting_by(ts) + 1)
 
     def bounds(self, w: int) -> tuple[int, int]:
         """``[start, end)`` of window w."""
-        start = self.origin_us + w * self.hop_us
-        return start, start + self.duration_us
+        return self.start(w), self.end(w)
+
+    def start(self, w: Any) -> Any:
+        """The start of window w."""
+        return self.origin_us + w * self.hop_us
+
+    def end(self, w: Any) -> Any:
+        """The end of window w (excluded)."""
+        return self.origin_us + w * self.hop_us + self.duration_us
+
+    def first_window_ending_after(self, t: Any) -> Any:
+        """The earliest window whose end is after `t`: the first one a
+        closing point `t` leaves open."""
+        return (t - self.origin_us - self.duration_us) // self.hop_us + 1
+
+    def last_window_starting_by(self, t: Any) -> Any:
+        """The latest window whose start is at or before `t`:
+        ``floor((t - o) / h)``."""
+        return (t - self.origin_us) // self.hop_us
 
     @property
     def pane_us(self) -> int:
         """The pane length, ``gcd(duration, hop)``."""
         return gcd(self.duration_us, self.hop_us)
+
+    @property
+    def panes(self) -> Panes:
+        """The windows in pane units (offset 0: window w starts at pane ``w*h/p``)."""
+        p = self.pane_us
+        return Panes(self.duration_us // p, self.hop_us // p)
+
+    def pane(self, ts: Any) -> Any:
+        """The pane holding `ts`: ``floor((ts - o) / p)``."""
+        return (ts - self.origin_us) // self.pane_us
+
+    def pane_start(self, q: Any) -> Any:
+        """The start of pane q."""
+        return self.origin_us + q * self.pane_us
+
+    def first_window(self, q: Any) -> Any:
+        """The earliest window holding pane q."""
+        return self.panes.first_window(q)
+
+    def last_window(self, q: Any) -> Any:
+        """The latest window holding pane q."""
+        return self.panes.last_window(q)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Planning the vectorised merges: which fields can merge in NumPy, the
 `mapInArrow` call and its output schema (the Spark side of
-`wid.spark.pane_merge` and `wid.spark.pane_reduce`).
+`wid.kernels.pane_merge` and `wid.kernels.pane_reduce`).
 
 Two forms, both one Python call per partition of key-partitioned input:
 
@@ -8,7 +8,7 @@ Two forms, both one Python call per partition of key-partitioned input:
   windows out (`pane_merge.merge`);
 - `fused`: rows in, windows out (`pane_reduce.merge_rows`): the pane
   aggregate runs in NumPy too, so no Spark aggregate runs at all. Measured
-  on the issue 2 benchmark it is faster than Spark's hash aggregate followed
+  on `benchmarks.batch_windows` it is faster than Spark's hash aggregate followed
   by `vectorised` when a pane holds few rows (about one to four), and
   slower when it holds many, where Spark's partial aggregation shrinks the
   rows before its shuffle (see `wid.spark.panes` for which plan uses which).
@@ -16,7 +16,7 @@ Two forms, both one Python call per partition of key-partitioned input:
 Both return None, and the caller falls back to Spark, when a field or a key
 cannot merge or group in NumPy (HLL sketches, holistic aggregations,
 decimals, collated strings) or the session sets ``spark.wid.paneMerge = spark``. Executors
-need numpy and pyarrow, not wid: the two modules are shipped by value.
+need numpy and pyarrow, not wid: `wid.kernels` is shipped by value.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from wid.aggregates.spark import SparkAgg
-from wid.spark import pane_merge, pane_reduce
-from wid.spark.columns import PANE, WID, field
+from wid.kernels import pane_merge, pane_reduce
+from wid.spark.columns import PANE, WINDOW_ID, field
 from wid.spark.shipping import ship
 
 CONF = "spark.wid.paneMerge"  # "arrow" (default), "fused" (time windows too) or "spark" (JVM only)
@@ -112,9 +112,9 @@ def _map(df: DataFrame, keys: Sequence[str], merge: Merge, ops: list[pane_merge.
          copies: dict[str, str]) -> DataFrame:
     """`df` through `merge` (per partition), then the duplicate outputs."""
     types = {f.name: f.dataType for f in df.schema.fields}
-    out = [T.StructField(k, types[k]) for k in keys] + [T.StructField(WID, T.LongType())]
+    out = [T.StructField(k, types[k]) for k in keys] + [T.StructField(WINDOW_ID, T.LongType())]
     out += [T.StructField(n, output_type(op, n, types)) for op in ops for n in op.outputs]
-    ship(pane_merge, pane_reduce)
+    ship()
     merged = df.mapInArrow(merge, T.StructType(out))
     return merged.select("*", *[F.col(src).alias(dst) for dst, src in copies.items()])
 
@@ -137,7 +137,7 @@ def vectorised(panes: DataFrame, keys: Sequence[str], spec: pane_merge.MergeSpec
                aggs: Sequence[SparkAgg]) -> DataFrame | None:
     """Windows over pane partials (keys, PANE, ``field(i, k)``) by
     `pane_merge.merge`, or None (see the module docstring). `panes` must
-    hold all panes of a key in one partition. Returns keys, WID and the
+    hold all panes of a key in one partition. Returns keys, WINDOW_ID and the
     merged fields ``field(i, k, "m")``."""
     types = {f.name: f.dataType for f in panes.schema.fields}
     fields = partial_fields(panes, aggs) if enabled(panes) and _keys_fit(types, keys) else None
@@ -156,7 +156,7 @@ def fused(rows: DataFrame, keys: Sequence[str], pane: Column, spec: pane_merge.M
     partition; `pane` is each row's pane index (long); `spec.last` (if set)
     a column of `rows`. Sends keys, the pane and each distinct row value once;
     ``count(x)`` of a non-nullable x becomes ``count(*)``. `pane_ops` merge
-    the pane column itself (a session's last event time). Returns keys, WID,
+    the pane column itself (a session's last event time). Returns keys, WINDOW_ID,
     the merged fields ``field(i, k, "m")`` and the outputs of `pane_ops`."""
     ops = [a.row_ops(functools.partial(field, i)) for i, a in enumerate(aggs)]
     if not enabled(rows) or any(o is None for o in ops):

@@ -1,5 +1,5 @@
 """The batch plans: a Window over the good rows of a prepared batch
-DataFrame, compiled to plain DataFrame operations (DESIGN.md section 6). No
+DataFrame, compiled to plain DataFrame operations (docs/architecture.md#execution-paths). No
 Python runs per row or per key; Spark's own operators, and vectorised
 NumPy passes over Arrow batches (`mapInArrow`), do all the work."""
 
@@ -10,9 +10,9 @@ from collections.abc import Callable
 from pyspark.sql import DataFrame
 
 from wid.spark.count_windows import count_windows
-from wid.spark.plan import Ctx, Planned, enforce_group_cap
 from wid.spark.rolling import rolling
-from wid.spark.sessions import sessions
+from wid.spark.session_windows import sessions
+from wid.spark.stage import Ctx, Planned, enforce_group_cap
 from wid.spark.time_windows import hopping, landmark, tumbling
 from wid.spec.window import Window
 

@@ -6,6 +6,8 @@ refused up front, so they never collide.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -13,7 +15,7 @@ PREFIX = "_wid_"
 TS = "_wid_ts"          # event time, epoch microseconds (long)
 REASON = "_wid_reason"  # why a row is rejected (null for good rows)
 PANE = "_wid_pane"      # pane index
-WID = "_wid_w"          # window id
+WINDOW_ID = "_wid_window_id"          # window id
 RANK = "_wid_rank"      # 0-based rank (count and rolling windows)
 CORRUPT = "_wid_corrupt"  # the raw text of a record a file reader could not parse
 
@@ -41,9 +43,46 @@ def floor_div(col: Column, divisor: int) -> Column:
     return F.call_function("div", col - F.pmod(col, d), d)
 
 
-def ceil_div(col: Column, divisor: int) -> Column:
-    """``ceil(col / divisor)`` for a positive integer divisor, on longs."""
-    return -floor_div(-col, divisor)
+@dataclass(frozen=True)
+class Exact:
+    """A long Column with Python's integer operators, ``//`` flooring as
+    for ints (`floor_div`), so that the window arithmetic written once in
+    `wid.semantics.windowing` builds Spark expressions too:
+    ``Hopping(d, h).last_window_starting_by(Exact(ts)).col``."""
+
+    col: Column
+
+    def __add__(self, other: Exact | int) -> Exact:
+        return Exact(self.col + _column(other))
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Exact | int) -> Exact:
+        return Exact(self.col - _column(other))
+
+    def __rsub__(self, other: int) -> Exact:
+        return Exact(lit_long(other) - self.col)
+
+    def __mul__(self, other: Exact | int) -> Exact:
+        return Exact(self.col * _column(other))
+
+    __rmul__ = __mul__
+
+    def __neg__(self) -> Exact:
+        return Exact(-self.col)
+
+    def __floordiv__(self, divisor: int) -> Exact:
+        return Exact(floor_div(self.col, divisor))
+
+
+def _column(value: Exact | int) -> Column:
+    return value.col if isinstance(value, Exact) else lit_long(value)
+
+
+def exact(col: Column | str) -> Exact:
+    """`col` (a long Column or a column name) for `wid.semantics.windowing`'s
+    arithmetic."""
+    return Exact(F.col(col) if isinstance(col, str) else col)
 
 
 def timestamp_us(col: Column) -> Column:

@@ -1,5 +1,5 @@
 """`wid explain`: for each stage, how it runs and why, its state bound, and
-any way the configuration may lose or duplicate data (DESIGN.md section 6)."""
+any way the configuration may lose or duplicate data (docs/architecture.md#execution-paths)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 
-from wid.spark.compile import WindowResult
-from wid.spark.join import JoinResult
+from wid.spark.compile import OPERATOR, StageResult
 from wid.spec.aggregation import Aggregation
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
 from wid.spec.window import Window
@@ -50,7 +49,7 @@ def active_windows(window: Window) -> int | None:
 
 
 def state_bound(window: Window) -> tuple[int | None, str]:
-    """DESIGN.md section 5: active windows x max groups x state per group."""
+    """docs/semantics.md#completeness: active windows x max groups x state per group."""
     per_group = [state_bytes_per_group(a) for a in window.aggregations]
     if any(b is None for b in per_group):
         return None, "unbounded: med/percentile keep every value of an open extent"
@@ -142,15 +141,16 @@ def operators(plan: str) -> dict[str, int]:
     return ops
 
 
-def explain_join(result: JoinResult, spec: JoinPipelineSpec) -> Explanation:
-    """Explain a compiled window join (DESIGN.md section 8)."""
+def explain_join(result: StageResult, spec: JoinPipelineSpec) -> Explanation:
+    """Explain a compiled window join (docs/semantics.md#window-join)."""
     plan = physical_plan(result.output)
     held = ("per key, the pending left rows and the right rows an unfired window can use, in Spark's state store, "
             "checkpointed with the query; a key holding more than garbage_size right rows releases the others")
-    state = f"streaming, WID operator: {held}" if result.operator is not None else \
+    streaming = result.explain.path == OPERATOR
+    state = f"streaming, WID operator: {held}" if streaming else \
         f"batch: nothing is kept between runs (on streams, the WID operator keeps {held})"
     warned = sink_warnings(spec)
-    if result.operator is not None:
+    if streaming:
         warned.append("left rows whose window has not fired when the stream stops are not output: a right row of "
                       "their key past the window's end (or max_delayed_time) fires them")
         if spec.join.join.late_data == "drop":
@@ -158,22 +158,20 @@ def explain_join(result: JoinResult, spec: JoinPipelineSpec) -> Explanation:
                           "keep them in the dead letter")
     if spec.target.kind in ("sqlite", "postgres"):
         warned.append("rows are keyed by every column but the aggregate metrics: identical rows are stored once")
-    return Explanation("window join", result.form, result.why, result.notes, state, tuple(warned),
-                       operators(plan), plan)
+    how = result.explain
+    return Explanation("window join", how.form, how.why, how.notes, state, tuple(warned), operators(plan), plan)
 
 
-def explain(result: WindowResult, window: Window, spec: PipelineSpec | None = None) -> Explanation:
-    """Explain a compiled window stage."""
+def explain(result: StageResult, window: Window, spec: PipelineSpec | None = None) -> Explanation:
+    """Explain a compiled window stage (`wid.window_result`'s result)."""
     plan = physical_plan(result.output)
     ops = operators(plan)
     _, state = state_bound(window)
-    if result.operator is not None:
+    if result.explain.path == OPERATOR:
         state = ("streaming, WID operator: partial aggregates of many groups per shard (never rows) in Spark's "
                  f"RocksDB state store, checkpointed with the query: {state}")
-    elif result.output.isStreaming:
-        state = f"streaming, in Spark's state store (checkpointed with the query): {state}"
     else:
         state = ("batch: one partial per (group, pane), at most one per input row; nothing is kept between runs. "
                  f"Streaming: {state}")
-    return Explanation(window.kind, result.planned.form, result.planned.why, result.planned.notes,
-                       state, tuple(warnings(spec, window)), ops, plan)
+    how = result.explain
+    return Explanation(window.kind, how.form, how.why, how.notes, state, tuple(warnings(spec, window)), ops, plan)

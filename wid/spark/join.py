@@ -1,6 +1,7 @@
-"""`window_join`: DolphinDB's window join (`createWindowJoinEngine`) on batch
-Spark DataFrames, sort-based and ``O((N + M) log(N + M))`` (DESIGN.md
-section 8). Semantics: `wid.semantics.window_join` (the oracle).
+"""DolphinDB's window join (`createWindowJoinEngine`) on batch Spark
+DataFrames, sort-based and ``O((N + M) log(N + M))`` (docs/semantics.md#window-join);
+the public entry point is `wid.spark.compile.window_join`. Semantics:
+`wid.semantics.window_join` (the oracle).
 
 The plan, with no nested-loop or range join and no Python per row or key:
 
@@ -11,7 +12,7 @@ The plan, with no nested-loop or range join and no Python per row or key:
    alone (`row_partial`, the `wid.aggregates.spark` forms windows use), plus
    the raw values that med/percentile and non-aggregate metrics need.
 3. The left rows and the right partials, each shuffled once by key, go
-   once per partition through `wid.spark.join_merge` (`mapInArrow`): a
+   once per partition through `wid.kernels.join_merge` (`mapInArrow`): a
    sort, a binary search for each window's range, and O(1) merges per window
    (prefix sums, sparse tables, shifted moments).
 4. Each aggregation's `finish` gives its value; then `null_fill`, and a
@@ -21,7 +22,6 @@ The plan, with no nested-loop or range join and no Python per row or key:
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
@@ -30,13 +30,14 @@ from pyspark.sql import types as T
 
 from wid.aggregates.spark import Inputs, SparkAgg, spark_agg
 from wid.errors import ConfigError
+from wid.kernels import join_merge, pane_merge
 from wid.semantics import reasons
-from wid.spark import join_merge, pane_merge
 from wid.spark.arrow_merge import output_type, partial_fields
-from wid.spark.columns import CORRUPT, PREFIX, REASON, TS, field
+from wid.spark.columns import CORRUPT, PREFIX, TS, field
 from wid.spark.panes import by_key, getter
-from wid.spark.prepare import dead_letters, event_time_us, good_rows, malformed, marked
+from wid.spark.prepare import event_time_us, good_rows, malformed, marked
 from wid.spark.shipping import ship
+from wid.spark.stage import null_fill
 from wid.spec.aggregation import Aggregation
 from wid.spec.join import SYSTEM_TIME, ColumnMetric, Metric, WindowJoin, metric_alias
 
@@ -47,118 +48,16 @@ WHY = ("each left row's window is a contiguous time range of its key's right row
        "after one sort; merged in O(1) per window, so the cost is O((N + M) log(N + M))")
 
 
-@dataclass(frozen=True)
-class JoinResult:
-    """A compiled window join.
-
-    - `output`: the joined rows (see `window_join` for the columns).
-    - `dead_letter`: rejected rows of both sides: ``reason``, ``source``
-      (the side's name), ``source_file``, ``row_json``.
-    - `prepared`: one row per input row of either side, with wid's
-      ``_wid_reason`` (NULL for a joined row), for the accounting identity
-      ``rows_in = rows_rejected + rows_joined``.
-    - `form`, `why`, `notes`: how it runs, for `wid explain`.
-    - `operator`: on streams, every row the WID operator outputs (fired
-      rows, late rows, per-shard counts; `wid.spark.operator.join_plan`),
-      and `rejected`, the rows rejected as bad input (`dead_letter` holds
-      them and the late rows).
-    """
-
-    output: DataFrame
-    dead_letter: DataFrame
-    prepared: DataFrame
-    form: str = FORM
-    why: str = WHY
-    notes: tuple[str, ...] = ()
-    operator: DataFrame | None = None
-    rejected: DataFrame | None = None
-
-
-def window_join(left: DataFrame, right: DataFrame, window: tuple[int, int], metrics: Sequence[Metric | str],
-                matching_column: object, time_column: object = None, use_system_time: bool = False,
-                max_delayed_time: int | None = None, garbage_size: int = 5000,
-                null_fill: dict[str, str | int | float | bool] | None = None, sort_by_time: bool = False,
-                time_unit: str = "timestamp", late_data: str = "drop") -> DataFrame:
-    """For each left row at time t, `metrics` over the right rows with the
-    same `matching_column` and a time in ``[t + a, t + b]`` (`window` =
-    (a, b) in milliseconds, both ends in; (0, 0) is ``[t_prev, t)``).
-    DolphinDB's `createWindowJoinEngine` parameters, in snake_case; see
-    `wid.spec.join.WindowJoin` for each and `wid.semantics.window_join`
-    for the exact semantics.
-
-    `left` and `right` are DataFrames (both batch, or both streams: then
-    the join runs on the WID operator with DolphinDB's trigger rules, see
-    `wid.semantics.window_join_stream`, and the output is an append-only
-    stream) holding the matching and time
-    columns (a timestamp, or epoch ``ms``/``us`` integers by `time_unit`)
-    and the right columns the metrics read. Output columns: the left time
-    column (or ``system_time``), the matching columns (left names), the
-    other left columns in input order, then the metrics by alias. One row
-    per left row, or per matching right row with a `ColumnMetric` (or a
-    plain column name) and a window other than (0, 0).
-
-    Rows with a NULL time or key are not joined (`join_result` returns them
-    with a reason). Raises ConfigError naming the field: bad parameters,
-    missing columns, an alias colliding with a left column, a `null_fill`
-    value of the wrong type.
-
-    Example: each trade with the quotes of the 2 seconds around it::
-
-        wid.window_join(trades, quotes, window=(-2000, 2000), matching_column="sym",
-                        time_column="time", metrics=[Aggregation("avg", "bid", as_="avg_bid")])
-    """
-    join = WindowJoin(window=window, metrics=tuple(ColumnMetric(m) if isinstance(m, str) else m for m in metrics),
-                      matching_column=matching_column,
-                      time_column=time_column, time_unit=time_unit, use_system_time=use_system_time,  # type: ignore[arg-type]
-                      max_delayed_time=max_delayed_time, garbage_size=garbage_size, null_fill=dict(null_fill or {}),
-                      sort_by_time=sort_by_time, late_data=late_data)  # type: ignore[arg-type]
-    return join_result(left, right, join).output
-
-
-def join_result(left: DataFrame, right: DataFrame, join: WindowJoin, *, left_source: str = "left",
-                right_source: str = "right") -> JoinResult:
-    """Compile `join` over two batch DataFrames; see `window_join`. The dead
-    letters name each side by `left_source` / `right_source`."""
-    lp, rp = prepare_side(left, join, "left"), prepare_side(right, join, "right")
-    columns = [c for c in left.columns if not c.startswith(PREFIX)]
-    _check_aliases(join, columns)
-    if left.isStreaming or right.isStreaming:
-        return _stream_result(lp, rp, join, columns, left_source, right_source)
-    good_left, good_right = good_rows(lp), good_rows(rp)
-    out, notes = _plan(good_left, good_right, join, columns)
-    out = _null_fill(out, join)
+def batch_join(left: DataFrame, right: DataFrame, join: WindowJoin, columns: list[str]) -> tuple[DataFrame, tuple[str, ...]]:
+    """The joined rows of the good rows of two prepared batch sides
+    (`prepare_side`; `columns` the left input columns in order), `null_fill`
+    and `sort_by_time` applied, and notes for `wid explain`. Output columns:
+    see `wid.spark.compile.window_join`."""
+    out, notes = _plan(good_rows(left), good_rows(right), join, columns)
+    out = null_fill(out, join)
     if join.sort_by_time:
         out = out.orderBy(join.output_time, *join.left_keys)
-    dead = dead_letters(lp, left_source).unionByName(dead_letters(rp, right_source))
-    return JoinResult(out, dead, lp.select(REASON).unionByName(rp.select(REASON)), notes=notes)
-
-
-def _stream_result(lp: DataFrame, rp: DataFrame, join: WindowJoin, columns: list[str], left_source: str,
-                   right_source: str) -> JoinResult:
-    """`join` over two prepared streams, on the WID operator
-    (`wid.spark.operator.join_plan`; semantics `wid.semantics.window_join_stream`)."""
-    from wid.spark.operator import join_plan
-
-    join_plan.check_stream_join(lp, rp, join)
-    rows = join_plan.operator_rows(lp, rp, join, left_source=left_source, right_source=right_source)
-    out = fired_output(rows, join, columns)
-    rejected = dead_letters(lp, left_source).unionByName(dead_letters(rp, right_source))
-    dead = rejected.unionByName(join_plan.late_rows_of(rows, left_source)) if join.late_data == "dlq" else rejected
-    notes = ("stream: a window fires when a right row of its key past its end arrives (or, with max_delayed_time, "
-             "any right row past end + max_delayed_time); at the end of a stream unfired windows stay unfired",
-             "stream: a key whose right side stops holds its pending left rows until max_delayed_time fires them; "
-             "right rows per key are released above garbage_size")
-    return JoinResult(out, dead, lp.select(REASON).unionByName(rp.select(REASON)), form=join_plan.FORM,
-                      why=join_plan.WHY, notes=notes, operator=rows, rejected=rejected)
-
-
-def fired_output(rows: DataFrame, join: WindowJoin, columns: list[str]) -> DataFrame:
-    """The joined rows among the WID operator's output `rows` (a stream, or
-    one micro-batch of it), in `window_join`'s output columns, `null_fill`
-    applied. `columns` are the left columns in input order."""
-    from wid.spark.operator.join_plan import fired_rows
-
-    return _null_fill(fired_rows(rows, join, columns), join)
+    return out, notes
 
 
 def prepare_side(df: DataFrame, join: WindowJoin, side: str) -> DataFrame:
@@ -217,7 +116,7 @@ def _columns(metric: Metric) -> tuple[str, ...]:
     return (metric.column,) if isinstance(metric, ColumnMetric) else metric.columns
 
 
-def _check_aliases(join: WindowJoin, columns: list[str]) -> None:
+def check_aliases(join: WindowJoin, columns: list[str]) -> None:
     if join.use_system_time and SYSTEM_TIME in columns:
         raise ConfigError("use_system_time", f"the output's '{SYSTEM_TIME}' column collides with a left column",
                           "rename the left column")
@@ -302,7 +201,7 @@ def _plan(left: DataFrame, right: DataFrame, join: WindowJoin, columns: list[str
         payload=tuple(payload), ties=tuple(c for c in payload if _sortable(types[c])), fields=tuple(fields),
         ordered=tuple(dict.fromkeys(src for src, _ in ms.values if _sortable(types[src]))),
         percentiles=tuple(ms.percentiles), values=tuple(ms.values))
-    ship(pane_merge, join_merge)
+    ship()
     raw = [f"{RAW}{j}" for j in range(len(ms.raw))]
     inputs = dict.fromkeys([*payload, *keys, TS, SIDE, *(c for op in fields for c in op.inputs), *raw])
     merged = union.select(*inputs).mapInArrow(functools.partial(join_merge.join, spec=spec), T.StructType(schema))
@@ -343,34 +242,6 @@ def _output(merged: DataFrame, join: WindowJoin, columns: list[str], ms: _Metric
     return merged.select(*head, *out)
 
 
-def _null_fill(df: DataFrame, join: WindowJoin) -> DataFrame:
-    """DolphinDB's nullFill: every NULL of a named output column replaced."""
-    if not join.null_fill:
-        return df
-    types = {f.name: f.dataType for f in df.schema.fields}
-    for column, value in join.null_fill.items():
-        if column not in types:
-            raise ConfigError(f"null_fill.{column}", f"is not an output column (columns: {', '.join(df.columns)})")
-        t = types[column]
-        numeric, text, flag = isinstance(t, T.NumericType), isinstance(t, T.StringType), isinstance(t, T.BooleanType)
-        fits = (numeric and isinstance(value, int | float) and not isinstance(value, bool)) or (
-            text and isinstance(value, str)) or (flag and isinstance(value, bool)) or (
-            isinstance(t, T.TimestampType | T.DateType) and isinstance(value, str))
-        if not fits:
-            raise ConfigError(f"null_fill.{column}", f"{value!r} does not fit the column's type {t.simpleString()}",
-                              "give a value of the column's type")
-    return df.select(*[F.coalesce(F.col(c), F.lit(join.null_fill[c]).cast(types[c])).alias(c)
-                       if c in join.null_fill else F.col(c) for c in df.columns])
-
-
-def natural_key(join: WindowJoin, output_columns: list[str]) -> list[str]:
-    """The columns identifying an output row, for idempotent upserts: every
-    column but the aggregate metrics (the left row, and a non-aggregate
-    metric's value). Identical output rows are stored once by a keyed sink."""
-    aggregates = {metric_alias(m) for m in join.metrics if isinstance(m, Aggregation)}
-    return [c for c in output_columns if c not in aggregates]
-
-
 def _notes(join: WindowJoin, ms: _Metrics) -> tuple[str, ...]:
     notes = ["batch: the end of input fires every window, so every left row is output "
              "(DolphinDB's engine waits for a later right row of the key)"]
@@ -387,4 +258,4 @@ def _notes(join: WindowJoin, ms: _Metrics) -> tuple[str, ...]:
     return tuple(notes)
 
 
-__all__ = ["JoinResult", "fired_output", "join_result", "natural_key", "prepare_side", "window_join"]
+__all__ = ["FORM", "WHY", "batch_join", "check_aliases", "prepare_side"]

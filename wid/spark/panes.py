@@ -1,4 +1,4 @@
-"""Merging panes into windows in O(n): the pane stage of DESIGN.md section 6.
+"""Merging panes into windows in O(n): the pane stage of docs/architecture.md#execution-paths.
 
 A *pane* is a tumbling partial aggregate. A window that is the union of
 `length` consecutive panes, starting every `hop` panes, is computed without
@@ -50,30 +50,21 @@ for data known to be sparse.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 
 from wid.aggregates.spark import Getter, SparkAgg, value
-from wid.spark import arrow_merge, pane_merge
-from wid.spark.columns import PANE, WID, ceil_div, field, floor_div, lit_long, long_range
+from wid.kernels import pane_merge
+from wid.semantics.windowing import Panes
+from wid.spark import arrow_merge
+from wid.spark.columns import PANE, WINDOW_ID, exact, field, floor_div, lit_long, long_range
 
 BLK = "_wid_blk"
 PREV = "_wid_prev"
 NEXT = "_wid_next"
 ROLE = "_wid_suffix"
-
-
-@dataclass(frozen=True)
-class Geometry:
-    """Windows in pane units: window w covers panes
-    ``[w*hop + offset, w*hop + offset + length)``."""
-
-    length: int
-    hop: int
-    offset: int = 0
 
 
 def partials(df: DataFrame, keys: Sequence[str], bucket: Column, aggs: Sequence[SparkAgg],
@@ -139,7 +130,7 @@ FUSED = "fused vectorised Arrow merge (panes by bincount, windows by prefix sums
 BLOCKS = "block prefix/suffix merge in Spark"
 
 
-def sliding_rows(rows: DataFrame, keys: Sequence[str], pane: Column, geo: Geometry,
+def sliding_rows(rows: DataFrame, keys: Sequence[str], pane: Column, geo: Panes,
                  aggs: Sequence[SparkAgg]) -> tuple[DataFrame, str]:
     """Windows of `geo` straight from rows holding all rows of a key in one
     partition; `pane` is each row's pane index. The fused merge
@@ -154,7 +145,7 @@ def sliding_rows(rows: DataFrame, keys: Sequence[str], pane: Column, geo: Geomet
     return sliding(partials(rows, keys, pane, aggs), keys, geo, aggs)
 
 
-def sliding_panes(rows: DataFrame, keys: Sequence[str], pane: Column, geo: Geometry,
+def sliding_panes(rows: DataFrame, keys: Sequence[str], pane: Column, geo: Panes,
                   aggs: Sequence[SparkAgg]) -> tuple[DataFrame, str]:
     """Windows of `geo` from rows in any partitioning: Spark's pane
     aggregate (`pane` is each row's pane index), its partials partitioned by
@@ -181,32 +172,32 @@ def cumulative_panes(rows: DataFrame, keys: Sequence[str], pane: Column, period:
     return cumulative(by_key(grouped, keys, even=False), keys, period, last, aggs)
 
 
-def sliding(panes: DataFrame, keys: Sequence[str], geo: Geometry, aggs: Sequence[SparkAgg]) -> tuple[DataFrame, str]:
+def sliding(panes: DataFrame, keys: Sequence[str], geo: Panes, aggs: Sequence[SparkAgg]) -> tuple[DataFrame, str]:
     """Windows of `geo` over pane partials (columns: keys, PANE, partial
-    fields). Returns (keys, WID and each aggregation's combined fields
+    fields). Returns (keys, WINDOW_ID and each aggregation's combined fields
     ``field(i, name, "m")``, how they were merged); finish with `finished`."""
-    length, hop, off = geo.length, geo.hop, geo.offset
-    spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, kind="sliding", fields=(), length=length, hop=hop,
-                                offset=off)
+    length = geo.length
+    spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, kind="sliding", fields=(), length=length, hop=geo.hop,
+                                offset=geo.offset)
     fast = arrow_merge.vectorised(panes, keys, spec, aggs)
     if fast is not None:
         return fast, VECTOR
     block = floor_div(F.col(PANE), length)
     df, names = _running(panes, keys, block, aggs, descending=True)
-    q = F.col(PANE)
+    q = exact(PANE)
     bstart = F.col(BLK) * lit_long(length)
-    prev = F.coalesce(F.col(PREV), bstart - 1)
-    nxt = F.least(F.coalesce(F.col(NEXT), bstart + length), bstart + length - 1)
-    # suffix role: window starts s = w*hop + off with prev < s <= q
-    suf = long_range(floor_div(prev - off, hop) + 1, floor_div(q - off, hop))
-    # prefix role: window ends e = s + length - 1 with q <= e <= min(next, block end) - 1
-    pre = long_range(ceil_div(q - off - length + 1, hop), floor_div(nxt - 1 - off - length + 1, hop))
-    df = df.select("*", F.explode(F.concat(suf, pre)).alias(WID))
-    role = (F.col(WID) * hop + off) >= bstart
-    df = df.select(*keys, F.col(WID), role.alias(ROLE), *_settled(aggs, names, role))
+    prev = exact(F.coalesce(F.col(PREV), bstart - 1))
+    nxt = exact(F.least(F.coalesce(F.col(NEXT), bstart + length), bstart + length - 1))
+    # suffix role: the windows starting in (prev, q]
+    suf = long_range((geo.last_window(prev) + 1).col, geo.last_window(q).col)
+    # prefix role: the windows ending in [q, min(next, block end) - 1]
+    pre = long_range(geo.first_window(q).col, (geo.first_window(nxt) - 1).col)
+    df = df.select("*", F.explode(F.concat(suf, pre)).alias(WINDOW_ID))
+    role = geo.first_pane(exact(WINDOW_ID)).col >= bstart
+    df = df.select(*keys, F.col(WINDOW_ID), role.alias(ROLE), *_settled(aggs, names, role))
     combined = [e.alias(field(i, k, "m")) for i, a in enumerate(aggs)
                 for k, e in a.combine(getter(i, "c"), F.col(ROLE)).items()]
-    return df.groupBy(*keys, WID).agg(*combined), BLOCKS
+    return df.groupBy(*keys, WINDOW_ID).agg(*combined), BLOCKS
 
 
 def cumulative(panes: DataFrame, keys: Sequence[str], period: int | None, last: str,
@@ -214,7 +205,7 @@ def cumulative(panes: DataFrame, keys: Sequence[str], period: int | None, last: 
     """Landmark windows over pane partials: window w covers the panes of its
     period up to w. `period` is the period length in panes (None: one
     unbounded period); windows run up to the pane in column `last`. Returns
-    keys, WID and the combined fields (``field(i, name, "m")``)."""
+    keys, WINDOW_ID and the combined fields (``field(i, name, "m")``)."""
     spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, kind="cumulative", fields=(), period=period, last=last)
     fast = arrow_merge.vectorised(panes, keys, spec, aggs)
     if fast is not None:
@@ -225,8 +216,8 @@ def cumulative(panes: DataFrame, keys: Sequence[str], period: int | None, last: 
     stop = F.coalesce(F.col(NEXT), last_col + 1)
     if period is not None:
         stop = F.least(stop, (F.col(BLK) + 1) * lit_long(period))
-    df = df.select("*", F.explode(long_range(F.col(PANE), F.least(stop, last_col + 1) - 1)).alias(WID))
-    return df.select(*keys, WID, *_settled(aggs, names, None, stage="m")), "running prefix merge in Spark"
+    df = df.select("*", F.explode(long_range(F.col(PANE), F.least(stop, last_col + 1) - 1)).alias(WINDOW_ID))
+    return df.select(*keys, WINDOW_ID, *_settled(aggs, names, None, stage="m")), "running prefix merge in Spark"
 
 
 def finished(df: DataFrame, aggs: Sequence[SparkAgg], stage: str = "m", keep: Sequence[str] = ()) -> DataFrame:

@@ -1,6 +1,6 @@
 """Input preparation: check the declared columns exist, normalise the event
 time to epoch microseconds, and mark each row that cannot be windowed with a
-reason (DESIGN.md sections 2 and 5); and the rejected rows in the
+reason (docs/semantics.md); and the rejected rows in the
 dead-letter shape.
 
 A prepared DataFrame is the input plus `TS` (long, epoch microseconds),

@@ -6,11 +6,11 @@ Event times are integer microseconds, so the extent is the range frame
 paper and DuckDB's RANGE frame. With `every_rows = n`, only rows whose
 1-based rank (see `wid.spark.ranks`) is a multiple of n are emitted.
 
-Two forms (DESIGN.md section 6: "range frames or sorted prefix sums"):
+Two forms (docs/architecture.md#execution-paths: "range frames or sorted prefix sums"):
 
 - **sorted prefix sums** (default): rows hash-partitioned by group, then
   one vectorised `mapInArrow` step per partition merges each row's extent
-  in O(1) (`wid.spark.rolling_merge`). It needs every aggregation to merge
+  in O(1) (`wid.kernels.rolling_merge`). It needs every aggregation to merge
   in constant space over numbers (or, for min/max/first/last, any atomic
   type);
 - **range frame**: Spark's window function, used otherwise (order
@@ -29,18 +29,16 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from wid.aggregates import vector
 from wid.aggregates.spark import value
-from wid.aggregates.vector import vector_agg
 from wid.errors import ConfigError
-from wid.spark import pane_merge, rolling_merge
+from wid.kernels import rolling_merge
+from wid.kernels.vector_aggregates import vector_agg
 from wid.spark.arrow_merge import ORDERABLE, SUMMABLE, enabled
 from wid.spark.columns import PREFIX, RANK, TS
-from wid.spark.operator import extents, layout, shard, tables, time_engine
 from wid.spark.panes import by_key
-from wid.spark.plan import Ctx, Planned
 from wid.spark.ranks import with_rank
 from wid.spark.shipping import ship
+from wid.spark.stage import Ctx, Planned
 
 
 def rolling(ctx: Ctx) -> Planned:
@@ -78,7 +76,7 @@ def rolling(ctx: Ctx) -> Planned:
 
 
 def _vector_ready(ctx: Ctx) -> bool:
-    """Can every aggregation run in `wid.spark.rolling_merge`?"""
+    """Can every aggregation run in `wid.kernels.rolling_merge`?"""
     types = {f.name: f.dataType for f in ctx.rows.schema.fields}
     for agg in ctx.window.aggregations:
         if agg.holistic or agg.agg == "count_distinct":
@@ -90,7 +88,7 @@ def _vector_ready(ctx: Ctx) -> bool:
 
 
 def _prefix_sums(ctx: Ctx, rows: DataFrame, schema: T.StructType) -> DataFrame | None:
-    """`rows` with their rolling aggregates by `wid.spark.rolling_merge`, in
+    """`rows` with their rolling aggregates by `wid.kernels.rolling_merge`, in
     `schema` (the range frame's output, plus `TS` and, with every_rows, the
     rank), or None when an aggregation cannot run there."""
     if not _vector_ready(ctx):
@@ -100,7 +98,7 @@ def _prefix_sums(ctx: Ctx, rows: DataFrame, schema: T.StructType) -> DataFrame |
                  for a in w.aggregations)
     extra = [f for f in rows.schema.fields if f.name in (TS, RANK)]
     out = T.StructType([*extra, *schema.fields])
-    ship(rolling_merge, pane_merge, extents, time_engine, vector, tables, shard, layout)
+    ship()
     arrow = to_arrow_schema(out, timezone=ctx.rows.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC")
     step = functools.partial(rolling_merge.rolling_rows, aggs=aggs, aliases=tuple(a.as_ for a in w.aggregations),
                              keys=w.group_by, duration_us=(w.duration_ms or 0) * 1000, schema=arrow)

@@ -1,21 +1,31 @@
-"""Shipping wid's executor-side modules with the job.
+"""Shipping wid's executor-side code with the job.
 
 The functions that `mapInArrow` and `transformWithStateInPandas` run on
-executors live in modules that import only numpy, pyarrow, pandas and the
-standard library. Registering them with cloudpickle *by value* sends their
-code along with each function, so executors need those libraries (PySpark's
-own Arrow requirements) but not wid itself.
+executors live in `wid.kernels`, which imports only numpy, pyarrow, pandas,
+the standard library and the pure `wid.semantics`. Registering both
+packages, whole, with cloudpickle *by value* sends their code along with
+each function, so executors need those libraries (PySpark's own Arrow
+requirements) but not wid itself.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from types import ModuleType
 
 from pyspark import cloudpickle
 
+import wid.kernels
+import wid.semantics
+
 
 def ship(*modules: ModuleType) -> None:
-    """Pickle `modules` by value in every function Spark sends to executors."""
+    """Pickle `wid.kernels`, `wid.semantics` and `modules` by value in every
+    function Spark sends to executors."""
+    for package in (wid.kernels, wid.semantics):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            cloudpickle.register_pickle_by_value(importlib.import_module(info.name))  # type: ignore[no-untyped-call]
     for module in modules:
         cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]
 

@@ -1,55 +1,17 @@
-"""Starting a streaming query of wid's and the counts of each of its
-micro-batches (the accounting identity of DESIGN.md section 5, per
-micro-batch).
-
-`start` writes the WID operator's rows through ``foreachBatch`` (every wid
-sink is a batch writer that upserts by natural key, so a replayed batch
-overwrites itself); `BatchTally` is what the writer records of each
-micro-batch.
-"""
+"""Starting a streaming query of wid's: the WID operator's rows written
+through ``foreachBatch`` (every wid sink is a batch writer that upserts by
+natural key, so a replayed micro-batch overwrites itself), on a checkpoint
+a crash during its very first offset-log write cannot leave unusable."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
 Handler = Callable[[DataFrame, int], None]
-
-
-@dataclass(frozen=True)
-class BatchTally:
-    """One micro-batch: rows read (good plus rejected), good rows (the rest
-    were rejected), late rows (of
-    which `rows_late_dlq` went to the dead letter, the rest were dropped),
-    rows added to windows, and the watermark it ran with (epoch
-    milliseconds; windows that end at or before it are emitted), and how
-    long the micro-batch took. The WID operator also reports the windows
-    and groups it holds and each source's watermark."""
-
-    batch_id: int
-    rows_in: int
-    rows_good: int
-    rows_late: int
-    rows_aggregated: int
-    watermark_ms: int
-    duration_ms: int = 0
-    rows_late_dlq: int = 0
-    windows_active: int | None = None
-    state_groups: int | None = None
-    source_watermarks_ms: tuple[tuple[str, int | None], ...] = ()
-    rows_refused: int = 0  # output rows the target database could not hold (in the dead letter)
-
-    @property
-    def rows_rejected(self) -> int:
-        return self.rows_in - self.rows_good
-
-    @property
-    def rows_late_dropped(self) -> int:
-        return self.rows_late - self.rows_late_dlq
 
 
 def discard_interrupted_first_offset(spark: SparkSession, checkpoint: str) -> list[str]:
@@ -92,4 +54,4 @@ def start(output: DataFrame, checkpoint: str, handle: Handler, trigger: dict[str
     return writer.queryName(name).start() if name else writer.start()
 
 
-__all__ = ["BatchTally", "Handler", "discard_interrupted_first_offset", "start"]
+__all__ = ["Handler", "discard_interrupted_first_offset", "start"]

@@ -1,4 +1,4 @@
-"""Batch plans for tumbling, hopping and landmark windows (DESIGN.md section 6).
+"""Batch plans for tumbling, hopping and landmark windows (docs/architecture.md#execution-paths).
 
 - tumbling: bucket ``floor((ts - o)/d)``, then one ``groupBy``;
 - hopping: tumbling panes of ``gcd(d, h)`` aggregated by Spark, merged into
@@ -19,14 +19,13 @@ through Arrow and Python (threshold measured, see `benchmarks/RESULTS.md`,
 
 from __future__ import annotations
 
-from math import gcd
-
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from wid.semantics.windowing import Hopping
 from wid.spark import panes
-from wid.spark.columns import PANE, TS, WID, floor_div, lit_long, long_range
-from wid.spark.plan import Ctx, Planned, assemble, where_label
+from wid.spark.columns import PANE, TS, WINDOW_ID, exact, floor_div, lit_long, long_range
+from wid.spark.stage import Ctx, Planned, assemble, where_label
 from wid.spec.window import Window
 
 # A row in at most this many windows is copied into them. Measured on 1M and
@@ -43,49 +42,57 @@ def _bounds(w: Window) -> tuple[int, int, int]:
     return w.origin_ms * 1000, d, h
 
 
-def _start(o: int, h: int) -> Column:
-    return lit_long(o) + F.col(WID) * lit_long(h)
+def _hopping(w: Window) -> Hopping:
+    """`w`'s windows (tumbling: hop = duration) in microseconds."""
+    o, d, h = _bounds(w)
+    return Hopping(d, h, o)
+
+
+def _extent(geo: Hopping) -> tuple[Column, Column]:
+    """``[start, end)`` of the window in WINDOW_ID."""
+    window_id = exact(WINDOW_ID)
+    return geo.start(window_id).col, geo.end(window_id).col
 
 
 def tumbling(ctx: Ctx) -> Planned:
     """Bucket then ``groupBy``: the whole plan is one hash aggregation."""
     w = ctx.window
-    o, d, _ = _bounds(w)
-    start = _start(o, d)
-    aggs = ctx.aggs(where_label(start, start + d, ctx.pipeline))
-    bucket = floor_div(F.col(TS) - lit_long(o), d)
-    grouped = panes.partials(ctx.rows, w.group_by, bucket, aggs, name=WID)
-    out = panes.finished(grouped, aggs, stage="p", keep=[*w.group_by, WID])
-    return Planned(assemble(out, w, start, start + d), "bucket + groupBy",
+    geo = _hopping(w)
+    start, end = _extent(geo)
+    aggs = ctx.aggs(where_label(start, end, ctx.pipeline))
+    bucket = geo.last_window_starting_by(exact(TS)).col
+    grouped = panes.partials(ctx.rows, w.group_by, bucket, aggs, name=WINDOW_ID)
+    out = panes.finished(grouped, aggs, stage="p", keep=[*w.group_by, WINDOW_ID])
+    return Planned(assemble(out, w, start, end), "bucket + groupBy",
                    "a row is in exactly one tumbling window")
 
 
 def hopping(ctx: Ctx) -> Planned:
     """Panes merged into windows, or the copy form for holistic aggregations."""
     w = ctx.window
-    o, d, h = _bounds(w)
+    geo = _hopping(w)
+    d, h = geo.duration_us, geo.hop_us
     if d == h:
         planned = tumbling(ctx)
         return Planned(planned.output, planned.form, "hop_ms equals duration_ms: the windows are tumbling")
-    start = _start(o, h)
-    aggs = ctx.aggs(where_label(start, start + d, ctx.pipeline))
+    start, end = _extent(geo)
+    aggs = ctx.aggs(where_label(start, end, ctx.pipeline))
     keys = list(w.group_by)
     copies = -(-d // h)
     if ctx.holistic or copies <= COPY_MAX_WINDOWS:
-        t = F.col(TS) - lit_long(o)
-        ids = long_range(floor_div(t - lit_long(d), h) + 1, floor_div(t, h))
+        ts = exact(TS)
+        ids = long_range(geo.first_window_ending_after(ts).col, geo.last_window_starting_by(ts).col)
         copied = ctx.rows.select("*", F.explode(ids).alias(PANE))
-        out = panes.finished(panes.partials(copied, keys, F.col(PANE), aggs, name=WID), aggs, "p", [*keys, WID])
+        out = panes.finished(panes.partials(copied, keys, F.col(PANE), aggs, name=WINDOW_ID), aggs, "p", [*keys, WINDOW_ID])
         why = (f"{', '.join(ctx.holistic)} cannot merge panes in constant space" if ctx.holistic else
                f"a row is in at most {copies} windows: copying it costs less than merging panes "
                f"(copy form up to {COPY_MAX_WINDOWS}, measured)")
-        return Planned(assemble(out, w, start, start + d), "copy: each row into its windows", why,
+        return Planned(assemble(out, w, start, end), "copy: each row into its windows", why,
                        (f"cost grows with duration/hop = {d / h:g}",))
-    p = gcd(d, h)
-    pane = floor_div(F.col(TS) - lit_long(o), p)
-    merged, how = panes.sliding_panes(ctx.rows, keys, pane, panes.Geometry(d // p, h // p), aggs)
-    out = panes.finished(merged, aggs, keep=[*keys, WID])
-    return Planned(assemble(out, w, start, start + d), f"panes of {p / 1000:g} ms + {how}",
+    pane = geo.pane(exact(TS)).col
+    merged, how = panes.sliding_panes(ctx.rows, keys, pane, geo.panes, aggs)
+    out = panes.finished(merged, aggs, keep=[*keys, WINDOW_ID])
+    return Planned(assemble(out, w, start, end), f"panes of {geo.pane_us / 1000:g} ms + {how}",
                    "windows overlap: each row is aggregated once into its pane, panes merge in O(n)")
 
 
@@ -102,8 +109,8 @@ def landmark(ctx: Ctx) -> Planned:
     w = ctx.window
     h, lm = (w.hop_ms or 0) * 1000, (w.landmark_ms or 0) * 1000
     m = None if w.max_duration_ms is None else w.max_duration_ms * 1000
-    end = lit_long(lm) + (F.col(WID) + 1) * lit_long(h)
-    start = lit_long(lm) if m is None else lit_long(lm) + floor_div(F.col(WID) * lit_long(h), m) * lit_long(m)
+    end = lit_long(lm) + (F.col(WINDOW_ID) + 1) * lit_long(h)
+    start = lit_long(lm) if m is None else lit_long(lm) + floor_div(F.col(WINDOW_ID) * lit_long(h), m) * lit_long(m)
     aggs = ctx.aggs(where_label(start, end, ctx.pipeline))
     keys = list(w.group_by)
     last_col = "_wid_last"  # the last window a row's pane reaches
@@ -116,11 +123,11 @@ def landmark(ctx: Ctx) -> Planned:
         period_end = F.col(last_col) if m is None else F.least(
             F.col(last_col), (floor_div(pane, m // h) + 1) * lit_long(m // h) - 1)
         copied = rows.select("*", F.explode(long_range(pane, period_end)).alias(PANE))
-        out = panes.finished(panes.partials(copied, keys, F.col(PANE), aggs, name=WID), aggs, "p", [*keys, WID])
+        out = panes.finished(panes.partials(copied, keys, F.col(PANE), aggs, name=WINDOW_ID), aggs, "p", [*keys, WINDOW_ID])
         return Planned(assemble(out, w, start, end), "copy: each row into its windows",
                        f"{', '.join(ctx.holistic)} cannot merge panes in constant space",
                        ("cost grows with the number of windows per period",))
     merged, how = panes.cumulative_panes(rows, keys, pane, None if m is None else m // h, last_col, aggs)
-    out = panes.finished(merged, aggs, keep=[*keys, WID])
+    out = panes.finished(merged, aggs, keep=[*keys, WINDOW_ID])
     return Planned(assemble(out, w, start, end), f"hop panes + {how}",
                    "landmark windows are prefixes of their period")

@@ -1,4 +1,4 @@
-"""`Aggregation`: one aggregate column of a window's output (DESIGN.md section 4)."""
+"""`Aggregation`: one aggregate column of a window's output (docs/semantics.md#aggregations)."""
 
 from __future__ import annotations
 

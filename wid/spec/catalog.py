@@ -1,4 +1,4 @@
-"""The catalog of aggregation functions a window may declare (DESIGN.md section 4).
+"""The catalog of aggregation functions a window may declare (docs/semantics.md#aggregations).
 
 Only names and argument shapes live here; the spec layer validates against
 them. Implementations live in `wid.aggregates` (pure and Spark forms) and the

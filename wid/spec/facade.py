@@ -1,5 +1,5 @@
 """The Python form of a pipeline: the `pipeline` decorator, mirroring the
-TOML form field for field (DESIGN.md section 7).
+TOML form field for field (docs/semantics.md#pipelines).
 
     @wid.pipeline(name="sensors", source={"format": "json", "path": "land", "stream": True,
                                          "schema": "k STRING, ts LONG, v DOUBLE"},

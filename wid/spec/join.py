@@ -1,5 +1,5 @@
 """`WindowJoin`: the declaration of a window join, DolphinDB's
-`createWindowJoinEngine` with its parameter names in snake_case (DESIGN.md
+`createWindowJoinEngine` with its parameter names in snake_case (docs/semantics.md
 section 8).
 
 For each left row at time t, `metrics` are computed over the right rows with

@@ -1,5 +1,5 @@
 """Pipeline specs: source -> optional SQL pre-stage -> window -> target, plus a
-dead-letter sink (DESIGN.md section 7)."""
+dead-letter sink (docs/semantics.md#pipelines)."""
 
 from __future__ import annotations
 
@@ -268,7 +268,7 @@ def check_name_and_sources(name: object, sources: tuple[SourceSpec, ...]) -> Non
 
 @dataclass(frozen=True)
 class JoinPipelineSpec:
-    """A window-join pipeline (DESIGN.md section 8): sources -> `join` (a
+    """A window-join pipeline (docs/semantics.md#window-join): sources -> `join` (a
     `JoinStage`: which sources are the left and right tables, optional SQL
     pre-stages, the `WindowJoin`) -> `target`, with rejected rows of either
     side going to `dead_letter`. It runs in batch, or, when every source is

@@ -1,4 +1,4 @@
-"""TOML load and dump for windows and pipelines (DESIGN.md section 7).
+"""TOML load and dump for windows and pipelines (docs/semantics.md#pipelines).
 
 Layout (field names follow the ematix-flow windowing design)::
 

@@ -1,4 +1,4 @@
-"""`Window`: the one declaration of a windowed aggregation (DESIGN.md sections 2-5).
+"""`Window`: the one declaration of a windowed aggregation (docs/semantics.md).
 
 Time inside wid is int64 microseconds since the Unix epoch (UTC); spec fields
 carry their unit in their name (`duration_ms`). Every time window is
@@ -59,7 +59,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 @dataclass(frozen=True)
 class Punctuation:
     """A punctuation: a row in the stream asserting "no more rows with
-    ``ts < p`` for scope S" (Tucker et al.; DESIGN.md section 5).
+    ``ts < p`` for scope S" (Tucker et al.; docs/semantics.md#completeness).
 
     - `predicate`: a Spark SQL boolean expression that marks punctuation rows.
     - `scope`: key columns; empty means the punctuation advances its source's
@@ -86,7 +86,7 @@ class Window:
     """A window specification: kind, extent parameters, groups, aggregations,
     completeness and late-data policy.
 
-    Kinds and their parameters (DESIGN.md section 3):
+    Kinds and their parameters (docs/semantics.md#window-kinds):
 
     - ``tumbling``: `duration_ms`; window w is ``[o + w*d, o + (w+1)*d)``.
     - ``hopping``: `duration_ms`, `hop_ms` (<= duration); window w is
@@ -129,7 +129,7 @@ class Window:
     On a stream with ``emit = "on_update"`` a last column ``is_final``
     says whether the row is the window's final value.
 
-    Completeness (DESIGN.md section 5): `lateness_ms`, `source_idleness_ms`,
+    Completeness (docs/semantics.md#completeness): `lateness_ms`, `source_idleness_ms`,
     `punctuation`, `late_data` (``drop``, ``dlq``, ``reopen`` with
     `allowed_lateness_ms`), `late_mode` (``generous`` or ``consistent``),
     `emit` (``on_close`` or ``on_update``) and the state caps

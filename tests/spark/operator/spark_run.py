@@ -13,13 +13,20 @@ from typing import Any
 
 import pyarrow as pa
 
-import wid
-from tests.spark.operator.harness import emission_row
+from tests.kernels.operator.harness import emission_row
+from wid.kernels.fields import FINAL, START
+from wid.kernels.operator.output import (
+    KIND,
+    LATE_ROW,
+    REJECTED_ROW,
+    RETRACTION_ROW,
+    STATS,
+    WINDOW_ROW,
+)
+from wid.kernels.tables import ORIGINAL, REASON, ROW_JSON, SRC
 from wid.semantics.oracle import DeadLetter
 from wid.semantics.stream_oracle import BatchResult, Emission, LateRow, MicroBatch
-from wid.spark.operator.output import KIND, STATS
-from wid.spark.operator.tables import ORIGINAL, REASON, ROW_JSON, SRC
-from wid.spark.operator.time_engine import FINAL, START
+from wid.spark.compile import compile_window
 from wid.spec.window import Window
 
 
@@ -43,8 +50,8 @@ def run_on_spark(spark: Any, root: Path, batches: list[MicroBatch], window: Wind
     micro-batch Spark ran (it runs one per landing file)."""
     land(root / "land", batches)
     df = spark.readStream.schema(ddl(schema)).option("maxFilesPerTrigger", 1).json(str(root / "land"))
-    result = wid.window_result(df, window, source="a")
-    assert result.operator is not None, result.planned.form
+    result = compile_window(df, window, source="a")
+    assert result.operator is not None, result.result.explain.form
     seen: dict[int, list[dict[str, Any]]] = defaultdict(list)
 
     def handle(frame: Any, batch_id: int) -> None:
@@ -66,16 +73,16 @@ def to_result(rows: list[dict[str, Any]], window: Window, columns: Sequence[str]
     out = BatchResult()
     for r in rows:
         kind = r[KIND]
-        if kind == "w":
+        if kind == WINDOW_ROW:
             out.emitted.append(Emission(emission_row(window, r, columns), final=r[FINAL]))
-        elif kind == "r":
+        elif kind == RETRACTION_ROW:
             row = {window.window_start_column: r[START], window.window_end_column: None,
                    **{k: r[k] for k in window.group_by}}
             out.emitted.append(Emission(row, final=False, retract=True))
-        elif kind == "l":
+        elif kind == LATE_ROW:
             out.late.append(LateRow(r[SRC], {c[len(ORIGINAL):]: v for c, v in r.items() if c.startswith(ORIGINAL)},
                                     r[REASON]))
-        elif kind == "d":
+        elif kind == REJECTED_ROW:
             out.rejected.append(DeadLetter(r[REASON], json.loads(r[ROW_JSON]), r[SRC]))
         else:
             stats = json.loads(r[STATS])

@@ -17,10 +17,10 @@ import pyarrow as pa
 from pyspark.sql import functions as F
 
 import wid
+from tests.kernels.operator.test_extent_engines import assert_same_emissions
 from tests.semantics.test_stream_extents import flush_ms
 from tests.spark.compare import collect
 from tests.spark.operator.spark_run import run_on_spark
-from tests.spark.operator.test_extent_engines import assert_same_emissions
 from wid import Aggregation, Punctuation, Window
 from wid.semantics import evaluate
 from wid.semantics.stream_oracle import Emission, MicroBatch

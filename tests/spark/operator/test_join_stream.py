@@ -18,16 +18,16 @@ import pyarrow as pa
 import pytest
 
 import wid
+from tests.kernels.operator.test_join_engine import LEFT, RIGHT, stream
 from tests.spark.join_compare import assert_same_join
 from tests.spark.operator.spark_run import ddl, land
-from tests.spark.operator.test_join_engine import LEFT, RIGHT, stream
 from wid.errors import ConfigError
+from wid.kernels.operator.output import KIND, STATS
 from wid.semantics.stream_types import BatchResult, Emission, LateRow, MicroBatch
 from wid.semantics.timeunits import datetime_to_us
 from wid.semantics.window_join_stream import run_join_stream
-from wid.spark.join import join_result
-from wid.spark.operator.join_plan import fired_rows
-from wid.spark.operator.output import KIND, STATS
+from wid.spark.compile import compile_join, join_result
+from wid.spark.operator.join_query import fired_rows
 from wid.spec import Aggregation
 from wid.spec.join import SYSTEM_TIME, ColumnMetric, WindowJoin
 
@@ -50,7 +50,7 @@ def run_on_spark(spark: Any, root: Path, batches: list[MicroBatch], join: Window
     rows = spark.readStream.schema(ddl(BOTH)).option("maxFilesPerTrigger", 1).json(str(root / "land"))
     left = rows.where("side = 'left'").select(*LEFT.names)
     right = rows.where("side = 'right'").select(*RIGHT.names)
-    result = join_result(left, right, join)
+    result = compile_join(left, right, join)
     assert result.operator is not None
     seen: dict[int, list[dict[str, Any]]] = defaultdict(list)
 

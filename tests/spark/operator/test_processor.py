@@ -10,9 +10,10 @@ import sys
 from pyspark import cloudpickle
 
 from wid import Aggregation, Window
-from wid.spark.operator.plan import _SHIPPED, operator_spec
+from wid.kernels.operator.shard_call import ShardCall
+from wid.spark.operator import processor
 from wid.spark.operator.processor import WidProcessor
-from wid.spark.operator.shard_call import ShardCall
+from wid.spark.operator.query import operator_spec
 from wid.spark.shipping import ship
 
 PROBE = """
@@ -27,7 +28,7 @@ print(",".join(heavy) or "-", type(call).__name__, call.spec.kind, "pandas" in s
 def test_the_processor_unpickles_without_pandas_pyarrow_or_numpy() -> None:
     window = Window(kind="tumbling", event_time_column="ts", group_by=("k",), duration_ms=60_000,
                     aggregations=(Aggregation("count", as_="n"),))
-    ship(*_SHIPPED)
+    ship(processor)  # as the plan ships it: wid.kernels and wid.semantics whole, and the processor
     blob = cloudpickle.dumps(WidProcessor(ShardCall(operator_spec(window, pipeline="p", shards=2))))
     # a fresh interpreter, as the pre-init worker Spark starts on the driver
     done = subprocess.run([sys.executable, "-I", "-c", PROBE], input=blob, capture_output=True, check=True)

@@ -16,8 +16,9 @@ import pytest
 import wid
 from tests.spark.operator.spark_run import ddl, run_on_spark
 from tests.transcript import HERE, load, schema_of
-from wid.spark.operator.output import KIND, STATS
-from wid.spark.operator.plan import STATE_CACHE_CONF
+from wid.kernels.operator.output import KIND, STATS
+from wid.spark.compile import compile_window
+from wid.spark.operator.query import STATE_CACHE_CONF
 
 ON_SPARK = ["hopping_generous_reopen", "hopping_consistent_dlq", "keyed_punctuation", "global_punctuation",
             "tumbling_on_update", "session_on_update", "session_reopen", "count_partitioned_dlq",
@@ -48,7 +49,7 @@ def test_state_commits_write_changelogs_unless_the_session_says_otherwise(spark:
                                                                           setting: str | None) -> None:
     # wid turns RocksDB's changelog checkpointing on when the session leaves it unset: every shard's commit
     # writes a changelog file (N.changelog) instead of a snapshot; a session's own "false" is kept (N.zip)
-    from wid.spark.operator.plan import CHANGELOG
+    from wid.spark.operator.query import CHANGELOG
 
     transcript = load(HERE / "rolling_reopen_on_update.toml")
     spark.conf.unset(CHANGELOG) if setting is None else spark.conf.set(CHANGELOG, setting)
@@ -69,7 +70,7 @@ def test_state_commits_write_changelogs_unless_the_session_says_otherwise(spark:
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from tests.spark.operator.test_engine import SCHEMA, assert_same_results, specs, streams  # noqa: E402
+from tests.kernels.operator.cases import SCHEMA, assert_same_results, specs, streams  # noqa: E402
 from wid.semantics.stream_oracle import MicroBatch, run_stream  # noqa: E402
 
 
@@ -105,7 +106,7 @@ def test_an_idle_source_stops_holding_the_watermark_back(spark: Any, tmp_path: P
         d.mkdir()
     schema = ddl(pa.schema([("k", pa.string()), ("ts", pa.int64())]))
     frames = {s: spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).json(str(d)) for s, d in dirs.items()}
-    result = wid.window_result(frames, window)
+    result = compile_window(frames, window)
     batches: dict[int, list[Any]] = {}
 
     def handle(frame: Any, batch_id: int) -> None:
@@ -176,7 +177,7 @@ def test_timestamp_event_times_and_late_rows_as_json(spark: Any, tmp_path: Path)
     assert [d["reason"] for d in dead] == ["late: its window was already emitted"]
 
 
-from tests.spark.operator import test_extent_engines as extents  # noqa: E402
+from tests.kernels.operator import test_extent_engines as extents  # noqa: E402
 from tests.transcript import is_punctuation  # noqa: E402
 
 
@@ -199,7 +200,7 @@ def test_the_operator_reads_each_source_once(spark: Any, tmp_path: Path) -> None
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
         sources[name] = spark.readStream.schema(ddl(schema_of(transcript))).json(str(tmp_path / name))
-    result = wid.window_result(sources, window)
+    result = compile_window(sources, window)
     assert result.operator is not None
     plan = result.operator._jdf.queryExecution().analyzed().toString()
     assert plan.count("StreamingRelation") == len(sources), plan

@@ -1,5 +1,5 @@
 """Driver-side planning of count, rolling and landmark windows on the WID
-operator: the shapes its shards need (`wid.spark.operator.layout`), the
+operator: the shapes its shards need (`wid.kernels.operator.layout`), the
 input columns its rows must carry, and the checks a stream needs.
 
 Ranks order as in batch (`wid.spark.ranks`, `wid.semantics.ranks`):
@@ -19,9 +19,9 @@ from typing import Any
 from pyspark.sql import types as T
 
 from wid.errors import ConfigError
+from wid.kernels.operator.layout import CountShape, LandmarkShape, Ranking, RollingShape
+from wid.kernels.tables import TS
 from wid.semantics.stream_ranked import ranks_rows, stream_problem
-from wid.spark.operator.layout import CountShape, LandmarkShape, Ranking, RollingShape
-from wid.spark.operator.tables import TS
 from wid.spec.window import Window
 
 US = 1000

@@ -1,5 +1,5 @@
 """Driver-side layout of a streaming window join on the WID operator: the
-`JoinShape` its shards run (`wid.spark.operator.join_engine`) and the
+`JoinShape` its shards run (`wid.kernels.operator.join_engine`) and the
 internal column names both sides' rows carry. No pyspark here, so tests can
 run the shards without Spark (``tests/spark/operator/join_harness.py``).
 
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from wid.aggregates.vector import vector_agg
-from wid.spark.operator.join_engine import JoinShape
+from wid.kernels.operator.join_engine import JoinShape
+from wid.kernels.vector_aggregates import vector_agg
 from wid.spec.aggregation import Aggregation
 from wid.spec.join import ColumnMetric, WindowJoin
 

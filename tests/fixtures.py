@@ -1,0 +1,93 @@
+"""Shared test data: the streaming pipeline most pipeline tests run (a JSON
+landing directory, a window over ``ts`` in ms per ``k`` with count and sum,
+SQLite out), its rows and landing files, and reading a SQLite table back."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+PIPELINE = """
+name = "{name}"
+
+[source]
+format = "json"
+path = "land"
+stream = true
+schema = "k STRING, ts LONG, v DOUBLE"
+options = {{ maxFilesPerTrigger = "1" }}
+
+[transform.window]
+{extent}
+late_mode = "consistent"
+event_time_column = "ts"
+event_time_unit = "ms"
+group_by = ["k"]
+lateness_ms = 5000
+max_groups_per_window = {cap}
+
+[[transform.window.aggregations]]
+agg = "count"
+as = "n"
+
+[[transform.window.aggregations]]
+agg = "sum"
+column = "v"
+as = "total"
+
+[spark]
+master = "local[2]"
+conf = {{ "spark.sql.shuffle.partitions" = "2", "spark.ui.enabled" = "false" }}
+
+[target]
+kind = "sqlite"
+path = "out.sqlite"
+table = "windows"
+
+[dead_letter]
+kind = "sqlite"
+path = "out.sqlite"
+table = "dead_letter"
+"""
+HOPPING = 'kind = "hopping"\nduration_ms = 30000\nhop_ms = 10000'
+POLICIES = {"drop": "", "dlq": '\nlate_data = "dlq"', "reopen": '\nlate_data = "reopen"\nallowed_lateness_ms = 30000'}
+COLUMNS = ("k", "ts", "v")
+T0 = 1_700_000_000_000
+
+
+def pipeline_toml(extent: str = HOPPING, name: str = "crash", cap: int = 1000) -> str:
+    """The pipeline `name`: landing directory `land`, the window `extent`
+    (kind, sizes, late-data policy) over ``ts`` in ms per ``k`` with count
+    and sum, at most `cap` groups a window, SQLite `out.sqlite` for windows
+    and dead letters."""
+    return PIPELINE.format(extent=extent, name=name, cap=cap)
+
+
+EXTENTS = {"tumbling": 'kind = "tumbling"\nduration_ms = 10000', "hopping": HOPPING}
+
+
+def good_rows(n: int, start_ms: int = 1_700_000_000_000) -> list[dict[str, Any]]:
+    return [{"k": "ab"[i % 2], "ts": start_ms + i * 1_300, "v": float(i % 7)} for i in range(n)]
+
+
+def land(directory: Path, lines_per_file: list[list[str]]) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for i, lines in enumerate(lines_per_file):
+        path = directory / f"part-{i:04d}.json"
+        path.write_text("".join(line + "\n" for line in lines))
+        os.utime(path, (1_000_000 + i, 1_000_000 + i))
+
+
+def write_pipeline(root: Path, kind: str = "tumbling") -> Path:
+    toml = root / "pipeline.toml"
+    toml.write_text(pipeline_toml(EXTENTS[kind], name="sensors"))
+    return toml
+
+
+def table(db: Path, name: str) -> list[dict[str, Any]]:
+    with closing(sqlite3.connect(db)) as con:
+        con.row_factory = sqlite3.Row
+        return [dict(r) for r in con.execute(f'SELECT * FROM "{name}"')]

@@ -1,0 +1,37 @@
+"""The WID operator's shard engines (run without Spark, over in-memory
+stores) against the hand-worked transcripts and the streaming oracle."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.kernels.operator.cases import SCHEMA, assert_same_results, specs, streams
+from tests.kernels.operator.harness import LocalOperator
+from tests.transcript import Transcript, all_transcripts, is_punctuation, schema_of
+from wid import Window
+from wid.kernels.operator import time_engine
+from wid.kernels.operator.engines import KINDS
+from wid.semantics.stream_oracle import MicroBatch, run_stream
+
+TRANSCRIPTS = [t for t in all_transcripts() if t.window.kind in KINDS]
+
+
+@pytest.mark.parametrize("transcript", TRANSCRIPTS, ids=[t.name for t in TRANSCRIPTS])
+@pytest.mark.parametrize("shards", [1, 3])
+def test_shards_replay_every_transcript(transcript: Transcript, shards: int) -> None:
+    operator = LocalOperator(transcript.window, schema_of(transcript), shards, is_punctuation)
+    transcript.check(operator.run(transcript.batches))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(window=specs(), batches=streams(), shards=st.integers(1, 4), chunk=st.sampled_from([1, 5, 1 << 20]))
+def test_shards_equal_the_oracle(window: Window, batches: list[MicroBatch], shards: int, chunk: int) -> None:
+    """`chunk`: windows a chunk of the time engine's emission holds (one
+    group a chunk, a few groups, everything at once)."""
+    with mock.patch.object(time_engine, "EMIT_WINDOWS", chunk):
+        got = LocalOperator(window, SCHEMA, shards).run(batches)
+    assert_same_results(window, got, run_stream(batches, window))

@@ -1,0 +1,66 @@
+"""The read stage of a pipeline: its Spark session, its sources, the SQL
+pre-stage and the compiled window or window join (`wid.spark.compile`)."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+
+from wid.errors import ConfigError
+from wid.io.sources import read_source, resolve
+from wid.spark.compile import Compiled, compile_join, compile_window
+from wid.spark.errors import translate
+from wid.spark.spark_session import spark_session
+from wid.spec.join import JoinStage
+from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
+
+
+def session_for(spec: PipelineSpec | JoinPipelineSpec) -> SparkSession:
+    """A Spark session with the pipeline's `[spark]` settings (``master``
+    defaults to ``local[*]``; ``conf`` holds Spark configuration keys)."""
+    conf = dict(spec.spark.get("conf", {}))
+    conf.setdefault("spark.sql.execution.arrow.pyspark.enabled", "true")
+    session: SparkSession = spark_session(master=spec.spark.get("master"), app_name=f"wid-{spec.name}", conf=conf)
+    return session
+
+
+def checkpoint_of(spec: PipelineSpec | JoinPipelineSpec) -> str:
+    """The pipeline's checkpoint directory (``<name>.checkpoint`` beside the TOML by default)."""
+    return resolve(spec.stream.checkpoint or f"{spec.name}.checkpoint", spec.base_dir)
+
+
+def compile_pipeline(spark: SparkSession, spec: PipelineSpec | JoinPipelineSpec) -> Compiled:
+    """Read the sources, apply the SQL pre-stage(s) and compile the window
+    or the window join. Raises ConfigError for a bad source path, bad SQL
+    or missing columns, naming the field."""
+    frames = {s.name: read_source(spark, s, spec.base_dir) for s in spec.sources}
+    if isinstance(spec, JoinPipelineSpec):
+        return _join(spark, frames, spec.join)
+    if not spec.transform_sql:
+        return compile_window(frames, spec.window, pipeline=spec.name)
+    df = _sql(spark, frames, spec.transform_sql, "transform.sql")
+    return compile_window(df, spec.window, pipeline=spec.name, source=spec.source.name)
+
+
+def _sql(spark: SparkSession, frames: dict[str, DataFrame], sql: str, field: str) -> DataFrame:
+    """`sql` over the sources, each a view by its name."""
+    for name, df in frames.items():
+        df.createOrReplaceTempView(name)
+    try:
+        return spark.sql(sql)
+    except Exception as err:
+        raise (translate(err, field) or err) from None
+
+
+def _join(spark: SparkSession, frames: dict[str, DataFrame], stage: JoinStage) -> Compiled:
+    """Each side (a source, or its SQL pre-stage) and the join over them."""
+    def side(name: str) -> DataFrame:
+        sql = getattr(stage, f"{name}_sql")
+        return frames[getattr(stage, name)] if sql is None else _sql(spark, frames, sql, f"join.{name}_sql")
+    left, right = side("left"), side("right")
+    try:
+        return compile_join(left, right, stage.join, left_source=stage.left, right_source=stage.right)
+    except ConfigError as err:
+        raise err.at("join") from None
+
+
+__all__ = ["checkpoint_of", "compile_pipeline", "session_for"]

@@ -1,0 +1,181 @@
+"""Running a pipeline, batch or streaming, window or window join: the one
+dispatcher that `wid.run_pipeline` and `wid run` both call."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming.query import StreamingQuery
+
+from wid.errors import WidError
+from wid.io import sinks
+from wid.metrics import Metrics
+from wid.pipelines.read import checkpoint_of, compile_pipeline, session_for
+from wid.pipelines.report import BatchTally, Report
+from wid.pipelines.write import stream_writer, write_batch
+from wid.spark import stream_query
+from wid.spark.columns import REASON
+from wid.spark.compile import Compiled
+from wid.spark.errors import translate
+from wid.spark.explain import GB, state_bound
+from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
+
+LOG = logging.getLogger("wid")
+Spec = PipelineSpec | JoinPipelineSpec
+
+
+def run(spec: Spec, spark: SparkSession | None = None, *, step: Callable[[str], Any] = lambda _: None,
+        on_progress: Callable[[BatchTally], None] = lambda _: None, metrics: Metrics | None = None,
+        on_notice: Callable[[str], None] = LOG.info) -> Report:
+    """Run `spec` end to end and return its report: a batch pipeline once;
+    a streaming one (its sources are streams) until its trigger stops it
+    (available-now, once) or SIGINT does. Starts a Spark session from the
+    spec's ``[spark]`` settings unless `spark` is given. `step(label)` is
+    called as each batch step starts, `on_progress` with each micro-batch's
+    tally, `on_notice` with the start-up notes of a stream; `metrics` (if
+    given) is kept current. Raises ConfigError, MissingDependencyError,
+    StateCapError or SinkError on errors a user can fix."""
+    started = time.monotonic()
+    spark = spark or session_for(spec)
+    step("compiling")
+    compiled = compile_pipeline(spark, spec)
+    explained = compiled.result.explain
+    report = Report(spec.name, sinks.describe(spec.target, spec.base_dir), sinks.describe(spec.dead_letter,
+                    spec.base_dir), explained.form, "join" if isinstance(spec, JoinPipelineSpec) else "window",
+                    compiled.stream is not None, explained.notes)
+    if compiled.stream is None:
+        _run_batch(spec, compiled, report, step)
+    else:
+        for line in startup_notes(spec, compiled):
+            on_notice(line)
+        _run_stream(spec, compiled, report, on_progress, metrics)
+    report.elapsed_s = time.monotonic() - started
+    return report
+
+
+def _run_batch(spec: Spec, compiled: Compiled, report: Report, step: Callable[[str], Any]) -> None:
+    """Count the input rows by reject reason, write the outputs, and fill
+    `report` (one tally); user errors from Spark are translated."""
+    prepared = compiled.prepared.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        step("reading and checking rows")
+        counts = reason_counts(prepared)
+        report.punctuations = compiled.punctuations.count() if compiled.punctuations is not None else 0
+        report.windows_emitted, refused = write_batch(spec, compiled, step)
+    except WidError:
+        raise
+    except Exception as err:
+        raise (translate(err) or err) from None
+    finally:
+        prepared.unpersist()
+    report.rejected_by_reason = {k: v for k, v in counts.items() if k is not None}
+    good = counts.get(None, 0)
+    report.batches = [BatchTally(0, sum(counts.values()), good, 0, good, 0, rows_refused=refused)]
+
+
+def reason_counts(prepared: DataFrame) -> dict[str | None, int]:
+    """Rows per reject reason (None: the rows that were not rejected)."""
+    return {r[0]: r[1] for r in prepared.groupBy(REASON).count().collect()}
+
+
+def startup_notes(spec: Spec, compiled: Compiled) -> list[str]:
+    """What a streaming run says before it starts: how its stage runs and,
+    for a window, docs/semantics.md#completeness's state bound, with a warning above 1 GB."""
+    explained = compiled.result.explain
+    notes = [f"{'window' if isinstance(spec, PipelineSpec) else 'join'} stage: {explained.form} ({explained.why})"]
+    if isinstance(spec, PipelineSpec):
+        total, text = state_bound(spec.window)
+        notes.append(f"state bound: {text}")
+        if total is not None and total > GB:
+            notes.append(f"warning: the state bound is {total / GB:.1f} GB, above 1 GB: lower "
+                         "max_groups_per_window or the lateness, or give executors the memory")
+    return [*notes, *explained.notes] if isinstance(spec, JoinPipelineSpec) else notes
+
+
+def _run_stream(spec: Spec, compiled: Compiled, report: Report, on_progress: Callable[[BatchTally], None],
+                metrics: Metrics | None) -> None:
+    """Start the stream with the one writer and follow it to its end."""
+    assert compiled.stream is not None
+    report.checkpoint = checkpoint_of(spec)
+
+    def count(rows: int) -> None:
+        report.windows_emitted = (report.windows_emitted or 0) + rows
+        if metrics is not None:
+            metrics.windows_written(rows)
+    tallies: dict[int, BatchTally] = {}
+    query = stream_query.start(compiled.stream.rows, report.checkpoint, stream_writer(spec, compiled, count, tallies),
+                               spec.stream.spark_trigger(), name=f"wid-{spec.name}")
+    follow(query, report, lambda p: batch_tally(p, tallies, report), metrics, on_progress)
+
+
+def follow(query: StreamingQuery, report: Report, tally_of: Callable[[Any], BatchTally],
+           metrics: Metrics | None, on_progress: Callable[[BatchTally], None]) -> None:
+    """Wait for `query` to stop, adding each micro-batch's tally (from
+    its progress, by `tally_of`) to `report`, `metrics` and `on_progress`;
+    Spark errors a user can fix become wid's errors. SIGINT (Ctrl-C) lets
+    the running micro-batch finish, then stops the query (`report.interrupted`):
+    PySpark's own handler would cancel the micro-batch's jobs instead. Stops
+    the query on the way out."""
+    seen = -1
+    with _interrupt_flag() as interrupted:
+        try:
+            while True:
+                done = query.awaitTermination(1)
+                for progress in query.recentProgress:
+                    if int(progress["batchId"]) > seen:
+                        seen = int(progress["batchId"])
+                        got = tally_of(progress)
+                        report.batches.append(got)
+                        if metrics is not None:
+                            metrics.batch(got, progress)
+                        on_progress(got)
+                if done:
+                    break
+                if interrupted.is_set() and not query.status["isTriggerActive"]:
+                    report.interrupted = True
+                    query.stop()
+        except WidError:
+            raise
+        except Exception as err:
+            raise (translate(err) or err) from None
+        finally:
+            if query.isActive:
+                query.stop()
+
+
+@contextmanager
+def _interrupt_flag() -> Iterator[threading.Event]:
+    """An event set by SIGINT while inside (on the main thread; elsewhere
+    signals cannot be handled, and the event is never set)."""
+    event = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield event
+        return
+    previous = signal.signal(signal.SIGINT, lambda *_: event.set())
+    try:
+        yield event
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def batch_tally(progress: Any, tallies: dict[int, BatchTally], report: Report) -> BatchTally:
+    """A micro-batch's counts, from the WID operator's own counts (recorded
+    by the writer), with its duration from Spark's `progress`."""
+    batch = int(progress["batchId"])
+    got = tallies.pop(batch, BatchTally(batch, 0, 0, 0, 0, 0))
+    duration = int((progress["durationMs"] or {}).get("triggerExecution", 0))
+    if got.windows_active is None and report.batches:  # nothing reached the shards: nothing changed
+        got = replace(got, watermark_ms=report.batches[-1].watermark_ms)
+    return replace(got, duration_ms=duration)
+
+
+__all__ = ["batch_tally", "follow", "reason_counts", "run", "startup_notes"]

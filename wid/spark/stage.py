@@ -1,0 +1,114 @@
+"""What every batch plan shares: the planning context, the chosen form (for
+`wid explain`), and output assembly in the column order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import Window as W
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from wid.aggregates.spark import Inputs, SparkAgg, spark_agg
+from wid.errors import ConfigError
+from wid.spark.columns import TS, timestamp_us
+from wid.spec.aggregation import Aggregation
+from wid.spec.join import WindowJoin
+from wid.spec.window import Window
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A compiled window stage: the output DataFrame, the execution `form`
+    and `why` it was chosen, and `notes` (costs, single-partition steps,
+    ways the configuration may lose data)."""
+
+    output: DataFrame
+    form: str
+    why: str
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class Ctx:
+    """Planning context: the window, the good rows (with `TS`), the pipeline
+    name used in error messages."""
+
+    window: Window
+    rows: DataFrame
+    pipeline: str = "wid"
+
+    def aggs(self, where: Column | None = None, extra: tuple[Aggregation, ...] = ()) -> list[SparkAgg]:
+        """The Spark forms of the window's aggregations, then `extra` hidden ones."""
+        types = {f.name: f.dataType for f in self.rows.schema.fields}
+        tb = F.col(self.window.tie_breaker) if self.window.tie_breaker else None
+        inputs = Inputs(types=types, ts_us=F.col(TS), tie_breaker=tb, where=where)
+        return [spark_agg(a, inputs) for a in (*self.window.aggregations, *extra)]
+
+    @property
+    def holistic(self) -> list[str]:
+        """Aliases of aggregations with no constant-size merge."""
+        return [a.as_ for a in self.window.aggregations if a.holistic]
+
+
+def where_label(start_us: Column, end_us: Column, pipeline: str) -> Column:
+    """``[start, end) for pipeline P`` with UTC ISO-8601 bounds, for cap errors."""
+    def iso(us: Column) -> Column:
+        return F.date_format(timestamp_us(us), "yyyy-MM-dd'T'HH:mm:ss'Z'")
+    return F.concat(F.lit("window ["), iso(start_us), F.lit(", "), iso(end_us), F.lit(f") for pipeline {pipeline}"))
+
+
+def assemble(df: DataFrame, window: Window, start_us: Column, end_us: Column, window_id: Column | None = None,
+             extra: tuple[Column, ...] = ()) -> DataFrame:
+    """Window columns (timestamps), then the group columns, then the
+    aliases, then any `extra` columns."""
+    head = [timestamp_us(start_us).alias(window.window_start_column),
+            timestamp_us(end_us).alias(window.window_end_column)]
+    if window_id is not None:
+        head.append(window_id.cast("long").alias(window.window_id_column))
+    return df.select(*head, *window.key_columns, *[a.as_ for a in window.aggregations], *extra)
+
+
+GROUP_CAP = "window state cap hit: max_groups_per_window={cap} reached on window [%s, %s) for pipeline {pipeline}"
+
+
+def group_cap_message(cap: int, pipeline: str) -> str:
+    """docs/semantics.md#completeness's message, with ``%s`` for the window's UTC bounds
+    (pipeline names hold no ``%``; see `wid.spec.pipeline`)."""
+    return GROUP_CAP.format(cap=cap, pipeline=pipeline)
+
+
+def enforce_group_cap(out: DataFrame, window: Window, pipeline: str) -> DataFrame:
+    """Fail loudly when a window holds more groups than
+    `max_groups_per_window` (docs/semantics.md#completeness message format)."""
+    cap = window.max_groups_per_window
+    if cap is None or window.kind == "rolling":
+        return out
+    start, end = window.window_start_column, window.window_end_column
+    per_window = F.count(F.lit(1)).over(W.partitionBy(start, end))
+    message = F.format_string(group_cap_message(cap, pipeline), F.date_format(F.col(start), "yyyy-MM-dd'T'HH:mm:ss'Z'"),
+                              F.date_format(F.col(end), "yyyy-MM-dd'T'HH:mm:ss'Z'"))
+    checked = out.withColumn("_wid_groups", per_window)
+    return checked.where(F.when(F.col("_wid_groups") > cap, F.raise_error(message)).otherwise(F.lit(True))).drop(
+        "_wid_groups")
+
+
+def null_fill(df: DataFrame, join: WindowJoin) -> DataFrame:
+    """DolphinDB's nullFill: every NULL of a named output column replaced."""
+    if not join.null_fill:
+        return df
+    types = {f.name: f.dataType for f in df.schema.fields}
+    for column, value in join.null_fill.items():
+        if column not in types:
+            raise ConfigError(f"null_fill.{column}", f"is not an output column (columns: {', '.join(df.columns)})")
+        t = types[column]
+        numeric, text, flag = isinstance(t, T.NumericType), isinstance(t, T.StringType), isinstance(t, T.BooleanType)
+        fits = (numeric and isinstance(value, int | float) and not isinstance(value, bool)) or (
+            text and isinstance(value, str)) or (flag and isinstance(value, bool)) or (
+            isinstance(t, T.TimestampType | T.DateType) and isinstance(value, str))
+        if not fits:
+            raise ConfigError(f"null_fill.{column}", f"{value!r} does not fit the column's type {t.simpleString()}",
+                              "give a value of the column's type")
+    return df.select(*[F.coalesce(F.col(c), F.lit(join.null_fill[c]).cast(types[c])).alias(c)
+                       if c in join.null_fill else F.col(c) for c in df.columns])
