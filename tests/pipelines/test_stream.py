@@ -8,8 +8,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.fixtures import good_rows, land, pipeline_toml, table, write_pipeline
 from wid.pipelines.run import run as run_stream
 from wid.semantics import evaluate
@@ -77,16 +75,26 @@ def test_explain_names_the_wid_operator_and_why(spark: Any, tmp_path: Path) -> N
     assert any("dropped" in w for w in ex.warnings) and ex.state.startswith("streaming, WID operator")
 
 
-def test_missing_kafka_connector_is_named_with_its_fix(spark: Any) -> None:
+def test_missing_kafka_connector_is_named_with_its_fix(tmp_path: Path) -> None:
+    """In a Spark session without the connector (this suite's session has it)."""
+    import subprocess
+    import sys
 
-    from wid.errors import MissingDependencyError
-    from wid.io.sources import read_source
-    from wid.spec.pipeline import SourceSpec
+    script = """
+from wid.errors import MissingDependencyError
+from wid.io.sources import read_source
+from wid.spark.spark_session import spark_session
+from wid.spec.pipeline import SourceSpec
 
-    source = SourceSpec("kafka", options={"kafka.bootstrap.servers": "127.0.0.1:9", "subscribe": "events"})
-    with pytest.raises(MissingDependencyError) as err:
-        read_source(spark, source)
-    assert "spark-sql-kafka-0-10" in str(err.value) and "spark.jars.packages" in err.value.fix
+spark = spark_session("local[1]")
+try:
+    read_source(spark, SourceSpec("kafka", topic="events", bootstrap_servers="127.0.0.1:9"))
+except MissingDependencyError as err:
+    print("MISSING", err, "FIX", err.fix)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert "MISSING" in out.stdout and "spark-sql-kafka-0-10" in out.stdout, out.stderr[-2000:]
+    assert "spark.jars.packages" in out.stdout.split("FIX", 1)[1]
 
 
 def test_rate_micro_batch_source_runs_once_and_accounts_for_its_rows(spark: Any, tmp_path: Path) -> None:

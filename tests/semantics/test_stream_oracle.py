@@ -29,9 +29,22 @@ def test_every_policy_and_mode_has_a_transcript() -> None:
     for policy in ("drop", "dlq", "reopen"):
         for mode in ("generous", "consistent"):
             assert f"hopping_{mode}_{policy}" in names
-    assert {"idle_source", "keyed_punctuation", "global_punctuation", "session_reopen"} <= names
+    assert {"idle_source", "keyed_punctuation", "global_punctuation", "session_reopen", "kafka_partitions",
+            "kafka_partition_idle"} <= names
     for kind in ("count", "rolling", "landmark"):  # issue 5: each kind under more than one policy and emit mode
         assert len({n for n in names if n.startswith(kind)}) >= 2
+
+
+def test_without_partitions_a_source_keeps_one_watermark() -> None:
+    """The kafka_partitions transcript's rows without their topic and
+    partition: the source's watermark is 15 after batch 1, so y:8 in batch 2
+    is late, where one watermark per partition accepted it."""
+    t = next(t for t in TRANSCRIPTS if t.name == "kafka_partitions")
+    plain = [MicroBatch([(s, {k: v for k, v in r.items() if k not in ("_topic", "_partition")}) for s, r in b.rows],
+                        b.batch_ms) for b in t.batches]
+    results = run_stream(plain, t.window)
+    assert [r.watermark_us for r in results] == [15_000, 27_000, 27_000, 40_000]
+    assert results[1].rows_late_dropped == 1
 
 
 AGGS = (Aggregation("count", as_="n"), Aggregation("sum", "v", as_="s"), Aggregation("last", "v", as_="last_v"))

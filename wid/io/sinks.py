@@ -1,7 +1,9 @@
 """Writing results to a pipeline's sinks: the databases (SQLite, the
 embedded default, and PostgreSQL: upserts by natural key, `wid.io.sql_sinks`),
-Parquet (append or overwrite) and the console. Keyed sinks also delete by
-natural key (`delete`: session windows retracted by the WID operator)."""
+Kafka (messages keyed by natural key, `wid.io.kafka`), Parquet (append or
+overwrite) and the console. Keyed sinks also delete by natural key
+(`delete`: session windows retracted by the WID operator; on Kafka a
+tombstone)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from wid.io import kafka
+from wid.io.kafka import Batch
 from wid.io.sources import resolve
 from wid.io.sql_sinks import (
     Dialect,
@@ -27,6 +31,8 @@ from wid.io.sql_sinks import (
 from wid.io.sql_sinks import describe as describe_database
 from wid.spec.pipeline import SQL_SINKS, SinkSpec
 
+ONE_RUN = Batch()  # a batch run: micro-batch 0, no replay
+
 
 def describe(sink: SinkSpec, base_dir: str) -> str:
     """Where a sink writes, for messages (no password)."""
@@ -34,6 +40,8 @@ def describe(sink: SinkSpec, base_dir: str) -> str:
         return describe_database(sink, base_dir)
     if sink.kind == "parquet":
         return f"Parquet {resolve(sink.path or '', base_dir)} ({sink.mode})"
+    if sink.kind == "kafka":
+        return f"Kafka topic {sink.topic}"
     return "the console"
 
 
@@ -50,23 +58,27 @@ def write_console(df: DataFrame, rows: int, title: str, console: Console | None 
     return len(shown)
 
 
-def delete(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str]) -> int | None:
+def delete(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str], batch: Batch = ONE_RUN) -> int | None:
     """Delete the rows whose natural key `df` holds (retracted session
-    windows) from a keyed sink; returns the keys sent. Parquet is
-    append-only and cannot delete (wid warns at start-up); the console
-    prints them."""
+    windows) from a keyed sink; returns the keys sent. Kafka gets
+    tombstones; Parquet is append-only and cannot delete (wid warns at
+    start-up); the console prints them."""
     if sink.kind in SQL_SINKS:
         return in_transaction(sink, base_dir, lambda con, dialect: delete_keys(df, con, dialect, sink.table or "", key))
+    if sink.kind == "kafka":
+        return kafka.send(kafka.tombstones(df.select(*key), batch), sink, batch)
     if sink.kind == "console":
         return write_console(df.select(*key), sink.rows, "retracted")
     return None
 
 
 def write(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str], title: str = "",
-          refused: Refused | None = None) -> int | None:
+          refused: Refused | None = None, batch: Batch = ONE_RUN) -> int | None:
     """Write `df` to `sink`; returns the rows written when known. With
     `refused`, rows a database cannot hold are appended to it, with the
-    reason, and the others are written."""
+    reason, and the others are written. `batch` says which write this is
+    (a Kafka sink puts it in headers, and skips what a replayed micro-batch
+    already wrote)."""
     if sink.kind in SQL_SINKS:
         def attempt(con: Any, dialect: Dialect) -> tuple[int, Refused]:
             mine: Refused = []  # per attempt: a retried transaction refuses its rows again
@@ -75,6 +87,8 @@ def write(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str], titl
         if refused is not None:
             refused.extend(mine)
         return written
+    if sink.kind == "kafka":
+        return kafka.send(kafka.window_messages(df, key, batch), sink, batch)
     if sink.kind == "parquet":
         df.write.mode(sink.mode).options(**{k: str(v) for k, v in sink.options.items()}).parquet(
             resolve(sink.path or "", base_dir))

@@ -12,17 +12,19 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from wid.errors import ConfigError, MissingDependencyError
+from wid.io.kafka import connector, read_kafka
 from wid.spark.columns import CORRUPT
-from wid.spec.pipeline import STREAM_ONLY, SourceSpec
+from wid.spec.pipeline import STREAM_ONLY, SourceSpec, is_uri
 
 
 def resolve(path: str, base_dir: str) -> str:
-    """`path` made absolute against `base_dir` (the TOML file's directory)."""
+    """A local `path` made absolute against `base_dir` (the TOML file's
+    directory); a URI (``s3a://``, ``hdfs://``, ``file://``, ...) as it is,
+    for Spark to resolve."""
+    if is_uri(path):
+        return path
     p = Path(path).expanduser()
     return str((p if p.is_absolute() else Path(base_dir) / p).resolve())
-
-
-KAFKA_PACKAGE = "org.apache.spark:spark-sql-kafka-0-10_2.13"
 
 
 def read_source(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> DataFrame:
@@ -40,7 +42,7 @@ def read_source(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> D
     if spec.format == "python":
         return spark.createDataFrame(_python_object(spec.object or "", base_dir))
     path = resolve(spec.path or "", base_dir)
-    if not Path(path).exists():
+    if not is_uri(path) and not Path(path).exists():
         raise ConfigError("source.path", f"no such file or directory: {path}", "check the path")
     return read_files(spark.read, spec, path, spec.schema or _inferred(spark, spec, path))
 
@@ -90,24 +92,26 @@ def read_files(reader: Any, spec: SourceSpec, path: str, schema: str | T.StructT
 def read_stream(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> DataFrame:
     """A streaming DataFrame: a landing directory of files (created if
     missing, read as `read_files` reads them, with `schema`), Spark's
-    ``rate`` source, or Spark's ``kafka`` format. Raises
+    ``rate`` source, or Kafka (`wid.io.kafka.read_kafka`). Raises
     MissingDependencyError naming the Kafka connector when it is not on the
     classpath."""
     if spec.format in STREAM_ONLY:
-        reader = spark.readStream.options(**{k: str(v) for k, v in spec.options.items()})
         try:
-            return reader.format(spec.format).load()
+            if spec.format == "kafka":
+                return read_kafka(spark, spec)
+            options = {k: str(v) for k, v in spec.options.items()}
+            return spark.readStream.options(**options).format(spec.format).load()
         except Exception as err:
             if spec.format == "kafka" and "kafka" in str(err).lower() and "data source" in str(err).lower():
-                version = spark.version
                 raise MissingDependencyError(
                     "Spark's Kafka connector (spark-sql-kafka-0-10) on the classpath",
-                    f"add [spark.conf] \"spark.jars.packages\" = \"{KAFKA_PACKAGE}:{version}\" "
-                    "(or put the connector jar and its kafka-clients jar in spark.jars)") from None
+                    f"add [spark.conf] \"spark.jars.packages\" = \"{connector(spark.version)}\" (wid does this "
+                    "in `wid run`), or put the connector jar and its kafka-clients jar in spark.jars") from None
             raise
-    path = Path(resolve(spec.path or "", base_dir))
-    path.mkdir(parents=True, exist_ok=True)
-    return read_files(spark.readStream, spec, str(path), spec.schema)
+    path = resolve(spec.path or "", base_dir)
+    if not is_uri(path):  # a landing directory that does not exist yet: Spark's file source needs it
+        Path(path).mkdir(parents=True, exist_ok=True)
+    return read_files(spark.readStream, spec, path, spec.schema)
 
 
 def _python_object(ref: str, base_dir: str) -> pa.Table:

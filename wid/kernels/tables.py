@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 
 TS = "_wid_ts"          # event time, epoch microseconds
 SRC = "_wid_src"        # source name
+CLOCK = "_wid_clock"    # the watermark clock of a row whose source keeps one per partition (semantics.watermark.clock)
 PUNCT = "_wid_punct"    # True on punctuation rows
 PTIME = "_wid_ptime"    # a punctuation's time, epoch microseconds
 PANE = "_wid_pane"      # pane id
@@ -146,5 +147,5 @@ def ints(table: pa.Table, name: str) -> np.ndarray:
     return np.asarray((col.fill_null(0) if col.null_count else col).to_numpy(), dtype=np.int64)
 
 
-__all__ = ["CHUNK_ROWS", "FILE", "NONE", "ORIGINAL", "PANE", "PTIME", "PUNCT", "SRC", "STATE_CODEC", "TS", "concat", "from_bytes",
+__all__ = ["CHUNK_ROWS", "CLOCK", "FILE", "NONE", "ORIGINAL", "PANE", "PTIME", "PUNCT", "SRC", "STATE_CODEC", "TS", "concat", "from_bytes",
            "codes_to_ids", "group_ids", "ints", "state_bytes", "to_bytes", "to_chunks", "where"]

@@ -3,22 +3,29 @@ pre-stage and the compiled window or window join (`wid.spark.compile`)."""
 
 from __future__ import annotations
 
+import pyspark
 from pyspark.sql import DataFrame, SparkSession
 
 from wid.errors import ConfigError
+from wid.io.kafka import uses_kafka, with_connector
 from wid.io.sources import read_source, resolve
-from wid.spark.compile import Compiled, compile_join, compile_window
+from wid.spark.compile import Compiled, compile_join, compile_real_time, compile_window
 from wid.spark.errors import translate
 from wid.spark.spark_session import spark_session
 from wid.spec.join import JoinStage
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
+from wid.spec.real_time import TRIGGER as REAL_TIME
 
 
 def session_for(spec: PipelineSpec | JoinPipelineSpec) -> SparkSession:
     """A Spark session with the pipeline's `[spark]` settings (``master``
-    defaults to ``local[*]``; ``conf`` holds Spark configuration keys)."""
+    defaults to ``local[*]``; ``conf`` holds Spark configuration keys), and
+    Spark's Kafka connector when the pipeline reads or writes Kafka
+    (`wid.io.kafka.with_connector`)."""
     conf = dict(spec.spark.get("conf", {}))
     conf.setdefault("spark.sql.execution.arrow.pyspark.enabled", "true")
+    if uses_kafka(spec):
+        conf = with_connector(conf, pyspark.__version__)
     session: SparkSession = spark_session(master=spec.spark.get("master"), app_name=f"wid-{spec.name}", conf=conf)
     return session
 
@@ -35,6 +42,9 @@ def compile_pipeline(spark: SparkSession, spec: PipelineSpec | JoinPipelineSpec)
     frames = {s.name: read_source(spark, s, spec.base_dir) for s in spec.sources}
     if isinstance(spec, JoinPipelineSpec):
         return _join(spark, frames, spec.join)
+    if spec.stream.trigger == REAL_TIME:  # one Kafka source (wid.spec.real_time)
+        df = _sql(spark, frames, spec.transform_sql, "transform.sql") if spec.transform_sql else frames[spec.source.name]
+        return compile_real_time(df, spec.window, source=spec.source.name)
     if not spec.transform_sql:
         return compile_window(frames, spec.window, pipeline=spec.name)
     df = _sql(spark, frames, spec.transform_sql, "transform.sql")

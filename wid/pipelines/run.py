@@ -21,13 +21,14 @@ from wid.io import sinks
 from wid.metrics import Metrics
 from wid.pipelines.read import checkpoint_of, compile_pipeline, session_for
 from wid.pipelines.report import BatchTally, Report
-from wid.pipelines.write import stream_writer, write_batch
+from wid.pipelines.write import start_real_time, stream_writer, write_batch
 from wid.spark import stream_query
 from wid.spark.columns import REASON
 from wid.spark.compile import Compiled
 from wid.spark.errors import translate
 from wid.spark.explain import GB, state_bound
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
+from wid.spec.real_time import TRIGGER as REAL_TIME
 
 LOG = logging.getLogger("wid")
 Spec = PipelineSpec | JoinPipelineSpec
@@ -52,7 +53,11 @@ def run(spec: Spec, spark: SparkSession | None = None, *, step: Callable[[str], 
     report = Report(spec.name, sinks.describe(spec.target, spec.base_dir), sinks.describe(spec.dead_letter,
                     spec.base_dir), explained.form, "join" if isinstance(spec, JoinPipelineSpec) else "window",
                     compiled.stream is not None, explained.notes)
-    if compiled.stream is None:
+    if isinstance(spec, PipelineSpec) and spec.stream.trigger == REAL_TIME:
+        for line in startup_notes(spec, compiled):
+            on_notice(line)
+        _run_real_time(spec, compiled, report)
+    elif compiled.stream is None:
         _run_batch(spec, compiled, report, step)
     else:
         for line in startup_notes(spec, compiled):
@@ -115,6 +120,25 @@ def _run_stream(spec: Spec, compiled: Compiled, report: Report, on_progress: Cal
     query = stream_query.start(compiled.stream.rows, report.checkpoint, stream_writer(spec, compiled, count, tallies),
                                spec.stream.spark_trigger(), name=f"wid-{spec.name}")
     follow(query, report, lambda p: batch_tally(p, tallies, report), metrics, on_progress)
+
+
+def _run_real_time(spec: PipelineSpec, compiled: Compiled, report: Report) -> None:
+    """Run a real-time-mode stage until one of its queries stops or SIGINT
+    (Ctrl-C) stops both. Spark's real-time mode reports no per-row
+    accounting, so `report` holds no tallies (docs/semantics.md#real-time-mode)."""
+    report.checkpoint = checkpoint_of(spec)
+    queries = start_real_time(spec, compiled, report.checkpoint)
+    with _interrupt_flag() as interrupted:
+        try:
+            while not interrupted.is_set() and all(q.awaitTermination(1) is not True for q in queries):
+                pass
+            report.interrupted = interrupted.is_set()
+        except Exception as err:
+            raise (translate(err) or err) from None
+        finally:
+            for q in queries:
+                if q.isActive:
+                    q.stop()
 
 
 def follow(query: StreamingQuery, report: Report, tally_of: Callable[[Any], BatchTally],

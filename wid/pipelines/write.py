@@ -12,23 +12,28 @@ plus idempotent sinks give exactly-once results.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.streaming.query import StreamingQuery
 
 from wid.errors import StateCapError
-from wid.io import dead_letter, sinks
+from wid.io import dead_letter, kafka, sinks
+from wid.io.kafka import Batch
 from wid.io.sql_sinks import Refused
 from wid.kernels.operator.output import COUNTS_ROW, KIND, STATS
+from wid.pipelines.read import checkpoint_of
 from wid.pipelines.report import BatchTally, tally
 from wid.spark.compile import Compiled
 from wid.spark.stage import group_cap_message
-from wid.spark.stream_query import Handler
-from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
+from wid.spark.stream_query import Handler, batch_timestamp_ms
+from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec, SinkSpec, StreamSpec
+from wid.spec.real_time import TRIGGER as REAL_TIME
 from wid.spec.window import Window
 
 Spec = PipelineSpec | JoinPipelineSpec
@@ -41,15 +46,13 @@ def write_batch(spec: Spec, compiled: Compiled, step: Callable[[str], Any]) -> t
     output = compiled.result.output
     step(f"writing results to {sinks.describe(spec.target, spec.base_dir)}")
     refused: Refused = []
-    written = sinks.write(output, spec.target, spec.base_dir, compiled.natural_key, title=spec.name, refused=refused)
+    batch = Batch(spec.name)
+    written = sinks.write(output, spec.target, spec.base_dir, compiled.natural_key, title=spec.name, refused=refused,
+                          batch=batch)
     if written is None or spec.target.kind == "console":
         written = output.count()
     step("writing dead letters")
-    dead = compiled.result.dead_letter
-    if refused:
-        dead = dead.unionByName(dead_letter.refused_rows(output.sparkSession, refused))
-    sinks.write(dead_letter.grouped(dead, spec.name), spec.dead_letter, spec.base_dir, list(dead_letter.KEY),
-                title="dead letters")
+    write_dead(compiled.result.dead_letter, spec, batch, refused)
     return written, len(refused)
 
 
@@ -70,14 +73,29 @@ def check_cap(windows: DataFrame, window: Window, pipeline: str) -> None:
         raise StateCapError(group_cap_message(cap, pipeline) % (iso(over[0]), iso(over[1])))
 
 
-def write_dead(dead: DataFrame, spec: Spec, batch_id: int, refused: Refused) -> None:
-    """Upsert one micro-batch's dead letters, with the rows the target
-    refused, keyed with the batch id."""
+def write_dead(dead: DataFrame, spec: Spec, batch: Batch, refused: Refused, per_batch: bool = False) -> None:
+    """Write a run's or a micro-batch's dead letters, with the rows the
+    target refused: to Kafka one message each (`wid.io.kafka`), elsewhere
+    grouped and upserted (`wid.io.dead_letter`), keyed with the batch id
+    when `per_batch` (a stream)."""
     if refused:
         dead = dead.unionByName(dead_letter.refused_rows(dead.sparkSession, refused))
-    grouped = dead_letter.grouped(dead, spec.name).withColumn("batch_id", F.lit(batch_id).cast("long"))
+    if spec.dead_letter.kind == "kafka":
+        kafka.send(kafka.dead_letter_messages(dead, batch), spec.dead_letter, batch)
+        return
+    grouped, key = dead_letter.grouped(dead, spec.name), list(dead_letter.KEY)
+    if per_batch:
+        grouped, key = grouped.withColumn("batch_id", F.lit(batch.batch_id).cast("long")), [*key, "batch_id"]
     if spec.dead_letter.kind != "console" or not grouped.isEmpty():
-        sinks.write(grouped, spec.dead_letter, spec.base_dir, [*dead_letter.KEY, "batch_id"], title="dead letters")
+        sinks.write(grouped, spec.dead_letter, spec.base_dir, key, title="dead letters")
+
+
+def replay_since_ms(spark: SparkSession, checkpoint: str, batch_id: int, run_started_ms: int) -> int | None:
+    """When micro-batch `batch_id` first started (epoch ms), if an earlier
+    run started it (so this run replays it); None for a micro-batch this run
+    began."""
+    started = batch_timestamp_ms(spark, checkpoint, batch_id)
+    return started if started is not None and started < run_started_ms else None
 
 
 def stream_writer(spec: Spec, compiled: Compiled, on_rows: Callable[[int], None],
@@ -90,26 +108,55 @@ def stream_writer(spec: Spec, compiled: Compiled, on_rows: Callable[[int], None]
     stage = compiled.stream
     assert stage is not None  # a stream runs on the WID operator (wid.spark.compile)
     key = compiled.natural_key
+    checkpoint = checkpoint_of(spec)
+    first = [True]  # the first micro-batch of this run may replay one a crash interrupted
+    kafka_sinks = "kafka" in (spec.target.kind, spec.dead_letter.kind)
+    run_started_ms = time.time_ns() // 1_000_000
 
     def handle(rows: DataFrame, batch_id: int) -> None:
+        since = replay_since_ms(rows.sparkSession, checkpoint, batch_id, run_started_ms) if first[0] and kafka_sinks \
+            else None
+        first[0] = False
+        batch = Batch(spec.name, batch_id, since)
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             if stage.retractions_of is not None:
                 retracted = stage.retractions_of(rows)
                 if not retracted.isEmpty():
-                    sinks.delete(retracted, spec.target, spec.base_dir, key)
+                    sinks.delete(retracted, spec.target, spec.base_dir, key, batch)
             out = stage.output_of(rows)
             if isinstance(spec, PipelineSpec):
                 check_cap(out, spec.window, spec.name)
             refused: Refused = []
-            written = sinks.write(out, spec.target, spec.base_dir, key, title=spec.name, refused=refused)
+            written = sinks.write(out, spec.target, spec.base_dir, key, title=spec.name, refused=refused, batch=batch)
             on_rows(written if written is not None else out.count())
             stats = [r[0] for r in rows.where(F.col(KIND) == COUNTS_ROW).select(STATS).collect()]
             tallies[batch_id] = replace(tally(batch_id, stats), rows_refused=len(refused))
-            write_dead(stage.dead_letters_of(rows), spec, batch_id, refused)
+            write_dead(stage.dead_letters_of(rows), spec, batch, refused, per_batch=True)
         finally:
             rows.unpersist()
     return handle
 
 
-__all__ = ["check_cap", "stream_writer", "write_batch", "write_dead"]
+def start_real_time(spec: PipelineSpec, compiled: Compiled, checkpoint: str) -> list[StreamingQuery]:
+    """Start a real-time-mode stage (`wid.spark.real_time`) as two queries on
+    its one Kafka source, each checkpointed in its own directory under
+    `checkpoint`: the windows (each row's update of its window, keyed by the
+    natural key) to the target topic, and the dead letters (rejected
+    messages as they arrived) to the dead-letter topic."""
+    batch = Batch(spec.name, None)  # no micro-batches, no batch ids
+    windows = kafka.window_messages(compiled.result.output, compiled.natural_key, batch)
+    dead = kafka.dead_letter_messages(compiled.result.dead_letter, batch)
+    root = checkpoint.rstrip("/")
+    return [_real_time_query(windows, spec.target, f"{root}/windows", f"wid-{spec.name}"),
+            _real_time_query(dead, spec.dead_letter, f"{root}/dead_letter", f"wid-{spec.name}-dead-letter")]
+
+
+def _real_time_query(messages: DataFrame, sink: SinkSpec, checkpoint: str, name: str) -> StreamingQuery:
+    trigger: dict[str, Any] = StreamSpec(REAL_TIME).spark_trigger()
+    writer = messages.writeStream.format("kafka").options(**kafka.writer_options(sink)).outputMode("update")
+    query: StreamingQuery = writer.option("checkpointLocation", checkpoint).trigger(**trigger).queryName(name).start()
+    return query
+
+
+__all__ = ["check_cap", "start_real_time", "stream_writer", "write_batch", "write_dead"]

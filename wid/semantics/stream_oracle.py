@@ -24,7 +24,9 @@ watermark, or its scope's keyed punctuation if later; `wid.semantics.watermark`)
 
    A late row is counted (`drop`, and `reopen` past its budget) or sent to
    the dead letter with a reason (`dlq`).
-3. The watermarks advance with the batch (data rows and punctuations).
+3. The watermarks advance with the batch (data rows and punctuations), one
+   per source, or per Kafka partition for rows that name theirs
+   (`clock_of`).
 4. Emissions, judged against ``C_b(g)``:
 
    - a time window emits (final) once ``e <= C``, if it holds any row; a
@@ -71,8 +73,16 @@ from wid.semantics.stream_types import (
     Row,
 )
 from wid.semantics.timeunits import event_time_us, ms_to_us
-from wid.semantics.watermark import SourceBatch, Watermarks, closing_point, later
+from wid.semantics.watermark import (
+    SourceBatch,
+    Watermarks,
+    clock,
+    closing_point,
+    later,
+    partition_id,
+)
 from wid.semantics.windowing import Hopping, Tumbling
+from wid.spec.pipeline import KAFKA_PARTITION, KAFKA_TOPIC
 from wid.spec.window import Window
 
 STREAM_KINDS = ("tumbling", "hopping", "session", "count", "rolling", "landmark")
@@ -91,6 +101,14 @@ def run_stream(batches: Iterable[MicroBatch], window: Window,
         raise ValueError(f"{problem[0]}: {problem[1]}")
     stream = _Stream(window, is_punctuation or (lambda _: False))
     return [stream.step(b, i) for i, b in enumerate(batches)]
+
+
+def clock_of(source: str, row: Row) -> str:
+    """The watermark clock of a row: its Kafka partition's when it says its
+    topic and partition (``_topic``, ``_partition``), else its source's."""
+    if KAFKA_TOPIC in row and KAFKA_PARTITION in row:
+        return clock(source, partition_id(row[KAFKA_TOPIC], row[KAFKA_PARTITION]))
+    return clock(source)
 
 
 class _Stream:
@@ -132,8 +150,8 @@ class _Stream:
                 continue
             ts = event_time_us(row[self.w.event_time_column or ""], self.w.event_time_unit)
             assert ts is not None  # reject_reason refused nulls
-            got = seen.get(source, SourceBatch())
-            seen[source] = SourceBatch(later(got.max_event_us, ts), got.punctuation_us)
+            got = seen.get(clock_of(source, row), SourceBatch())
+            seen[clock_of(source, row)] = SourceBatch(later(got.max_event_us, ts), got.punctuation_us)
             self._admit(source, {**row, TS: ts}, index, out)
         lateness = ms_to_us(self.w.lateness_ms)
         self.marks = self.marks.advance(seen, batch.batch_ms, lateness, self.w.source_idleness_ms)
@@ -153,8 +171,8 @@ class _Stream:
             scope = tuple(row[c] for c in p.scope)
             keyed[scope] = max(keyed.get(scope, value), value)
             return
-        got = seen.get(source, SourceBatch())
-        seen[source] = SourceBatch(got.max_event_us, later(got.punctuation_us, value))
+        got = seen.get(clock_of(source, row), SourceBatch())
+        seen[clock_of(source, row)] = SourceBatch(got.max_event_us, later(got.punctuation_us, value))
 
     def _admit(self, source: str, row: dict[str, Any], index: int, out: BatchResult) -> None:
         group = tuple(row[c] for c in self.w.closing_columns)

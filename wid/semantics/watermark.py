@@ -1,20 +1,27 @@
 """Watermarks and punctuations (docs/semantics.md#completeness): the completeness
 arithmetic every streaming engine of wid shares with the oracle.
 
-Per micro-batch b, each source i reports what it delivered (`SourceBatch`):
-the largest event time of its data rows, the largest time of its global
-punctuations, and whether anything arrived. Then:
+Watermarks are kept per *clock*: a source, or, for a source whose rows say
+their Kafka topic and partition, each partition of it (`clock`; Flink keeps
+one per split, Spark one per query). Per micro-batch b, each clock i reports
+what it delivered (`SourceBatch`): the largest event time of its data rows,
+the largest time of its global punctuations, and whether anything arrived.
+Then:
 
-- the source's watermark is ``wm_i = max(max event time - lateness_ms,
+- the clock's watermark is ``wm_i = max(max event time - lateness_ms,
   largest punctuation)``, monotone (it never moves back);
-- a source is *idle* at batch b when nothing has arrived on it for
+- a clock is *idle* at batch b when nothing has arrived on it for
   `source_idleness_ms`, measured on batch timestamps (Spark records a
   micro-batch's timestamp in its offset log, so replay sees the same ones);
-- the global watermark is the minimum of ``wm_i`` over the sources that have
+- the global watermark is the minimum of ``wm_i`` over the clocks that have
   a watermark and are not idle, never below its previous value; when no
-  source qualifies (all idle) it does not advance. A source that has not
+  clock qualifies (all idle) it does not advance. A clock that has not
   delivered anything yet has no watermark and holds nothing back, as in
-  Spark's ``min`` policy.
+  Spark's ``min`` policy. A source's watermark is thus the minimum over its
+  partitions that are not idle, and the global one the minimum over
+  sources: one quiet partition does not stall the windows once idle, and a
+  lagging partition's rows are judged against its own progress, not
+  against the busiest partition's.
 
 Keyed punctuations (the paper's ``(seg-id, *, 1:10)``) close one scope value's
 windows only: `closing_point` is the larger of the global watermark and the
@@ -27,6 +34,7 @@ milliseconds, Spark's unit). These are frozen values: `advance` returns a new
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -59,6 +67,26 @@ class SourceClock:
         if idleness_ms is None or self.last_arrival_ms is None:
             return False
         return batch_ms - self.last_arrival_ms >= idleness_ms
+
+
+def clock(source: str, partition: int | None = None) -> str:
+    """The name of a watermark clock: the source's, or that of one of its
+    partitions (`partition`, a `partition_id`: ``source[<topic's CRC-32 in
+    hex>:<partition>]``)."""
+    if partition is None:
+        return source
+    return f"{source}[{partition >> PARTITION_BITS:08x}:{partition & ((1 << PARTITION_BITS) - 1)}]"
+
+
+PARTITION_BITS = 20  # Kafka partitions of a topic are numbered far below 2**20
+
+
+def partition_id(topic: str, partition: int) -> int:
+    """A Kafka partition as one non-negative integer: the CRC-32 of the
+    topic's UTF-8 bytes, shifted left `PARTITION_BITS`, plus the partition.
+    The engines compute it in Spark (``crc32``), so that a row carries a
+    number to the operator rather than a string."""
+    return (zlib.crc32(topic.encode()) << PARTITION_BITS) | partition
 
 
 def later(a: int | None, b: int | None) -> int | None:
@@ -103,4 +131,4 @@ def closing_point(global_us: int | None, keyed_us: int | None) -> int | None:
     return later(global_us, keyed_us)
 
 
-__all__ = ["SourceBatch", "SourceClock", "Watermarks", "closing_point", "later"]
+__all__ = ["SourceBatch", "SourceClock", "Watermarks", "clock", "closing_point", "later"]

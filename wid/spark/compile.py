@@ -38,7 +38,7 @@ from pyspark.sql import functions as F
 
 from wid.errors import ConfigError
 from wid.semantics.sink_state import join_natural_key, natural_key
-from wid.spark import arrow_merge
+from wid.spark import arrow_merge, real_time
 from wid.spark.batch import compile_batch
 from wid.spark.columns import PREFIX, REASON, as_wall_clock
 from wid.spark.join import FORM as BATCH_JOIN_FORM
@@ -192,6 +192,14 @@ def _window_on_operator(sources: dict[str, DataFrame], window: Window, pipeline:
     return Compiled(result, prepared, natural_key(window, windows.columns), _punctuations(sources, window), stream)
 
 
+def compile_real_time(df: DataFrame, window: Window, *, source: str = "source") -> Compiled:
+    """A Window that fits Spark's real-time mode (`wid.spec.real_time`) over
+    its Kafka source, on Spark's own aggregation (`wid.spark.real_time`)."""
+    prepared, output, dead = real_time.real_time_plan(df, window, source=source)
+    explained = Explained(real_time.PATH, real_time.FORM, real_time.WHY, real_time.NOTES)
+    return Compiled(StageResult(output, dead, explained), prepared, natural_key(window, output.columns))
+
+
 def check_streamable(window: Window) -> None:
     """Raise ConfigError naming the field when `window` cannot run on a
     stream: `max_groups_per_window` is mandatory (docs/semantics.md#completeness)."""
@@ -317,5 +325,5 @@ def window_join(left: DataFrame, right: DataFrame, join: WindowJoin | None = Non
 
 
 __all__ = ["BATCH", "Compiled", "SETTINGS", "Explained", "JoinResult", "OPERATOR", "StageResult", "StreamStage", "WindowResult",
-           "aggregate", "check_streamable", "compile_join", "compile_window", "join_result", "setting_notes",
+           "aggregate", "check_streamable", "compile_join", "compile_real_time", "compile_window", "join_result", "setting_notes",
            "window_join", "window_result"]

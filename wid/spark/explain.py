@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 
+from wid.spark import real_time
 from wid.spark.compile import OPERATOR, StageResult
 from wid.spec.aggregation import Aggregation
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
@@ -75,6 +76,13 @@ def sink_warnings(spec: PipelineSpec | JoinPipelineSpec) -> list[str]:
             out.append(f"{role} is Parquet in append mode: a rerun or restart writes its rows again")
         if sink.kind == "console":
             out.append(f"{role} is the console: rows are printed (at most {sink.rows}), not stored")
+        if sink.kind == "kafka":
+            out.append(f"{role} is Kafka topic {sink.topic}: a replayed micro-batch skips the messages it finds "
+                       "already written, but a Spark task retried inside a micro-batch writes its messages again "
+                       "(Spark's Kafka writer is at-least-once, and crash_recovery = \"kafka_eos\" is refused: it has no "
+                       "transactions); a consumer of a non-compacted topic sees such duplicates and, with reopen or "
+                       "on_update, each window's earlier values: read it compacted, or keep the latest message "
+                       "per key")
     return out
 
 
@@ -167,7 +175,10 @@ def explain(result: StageResult, window: Window, spec: PipelineSpec | None = Non
     plan = physical_plan(result.output)
     ops = operators(plan)
     _, state = state_bound(window)
-    if result.explain.path == OPERATOR:
+    if result.explain.path == real_time.PATH:
+        state = ("real-time mode: Spark's state store holds one partial per (window, group) until the watermark "
+                 "passes the window's end, checkpointed with the query")
+    elif result.explain.path == OPERATOR:
         state = ("streaming, WID operator: partial aggregates of many groups per shard (never rows) in Spark's "
                  f"RocksDB state store, checkpointed with the query: {state}")
     else:

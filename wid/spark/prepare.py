@@ -31,6 +31,7 @@ from pyspark.sql import types as T
 from wid.errors import ConfigError
 from wid.semantics import reasons
 from wid.spark.columns import CORRUPT, PREFIX, REASON, TS, lit_long, wall_clock_us
+from wid.spec.pipeline import KAFKA_VALUE
 from wid.spec.window import Window
 
 _ROLES = ("event_time_column", "gap_column", "order_by", "tie_breaker")
@@ -196,9 +197,13 @@ def originals(df: DataFrame) -> list[str]:
 
 
 def row_json(prepared: DataFrame) -> Column:
-    """The original row as JSON, or the raw text of a malformed record."""
+    """The original row as JSON, or the raw text of a malformed record; a
+    Kafka message always as JSON, which holds its bytes (``_key``,
+    ``_value``, base64) and position."""
     parsed = F.to_json(F.struct(*originals(prepared)), {"ignoreNullFields": "false"})
-    return F.coalesce(F.col(CORRUPT), parsed) if CORRUPT in prepared.columns else parsed
+    if CORRUPT not in prepared.columns or KAFKA_VALUE in prepared.columns:
+        return parsed
+    return F.coalesce(F.col(CORRUPT), parsed)
 
 
 def source_file(df: DataFrame) -> Column:

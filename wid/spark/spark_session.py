@@ -48,11 +48,31 @@ def session_conf(master: str, conf: dict[str, Any]) -> dict[str, Any]:
     return conf
 
 
+def master_set_outside() -> str | None:
+    """The master a launcher chose before wid runs, which wid respects over
+    its own `master`: the running session's, or ``spark-submit``'s (the
+    JVM it started; PySpark's gateway port says it is there). None when
+    nothing chose one."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return str(active.conf.get("spark.master", "")) or "?"
+    if "PYSPARK_GATEWAY_PORT" in os.environ:  # launched by spark-submit, whose --master is already set
+        from pyspark import SparkConf, SparkContext
+
+        SparkContext._ensure_initialized()  # the JVM spark-submit started, whose properties SparkConf reads
+        return SparkConf().get("spark.master", "?")
+    return None
+
+
 def spark_session(master: str | None = None, app_name: str = "wid", conf: dict[str, Any] | None = None) -> Any:
     """Get or create a SparkSession with the session time zone set to UTC,
     the UI off unless asked for, and Python workers on this interpreter.
 
-    `master` defaults to ``local[*]`` (the embedded default). On a local
+    `master` defaults to ``local[*]`` (the embedded default), and applies
+    only where nothing else chose one (`master_set_outside`: a running
+    session, ``spark-submit``). On a local
     master, ``spark.sql.shuffle.partitions`` defaults to the cores: Spark's
     200 is sized for clusters and makes small local jobs slow, and a stateful
     streaming query pays for every partition in every micro-batch, whatever
@@ -79,10 +99,13 @@ def spark_session(master: str | None = None, app_name: str = "wid", conf: dict[s
     except ImportError as err:
         raise MissingDependencyError("PySpark", "pip install 'pyspark==4.3.0'") from err
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    outside = master_set_outside()
     master = master or "local[*]"
-    conf = session_conf(master, conf or {})
-    builder = (SparkSession.builder.appName(app_name).master(master)
-               .config("spark.sql.session.timeZone", "UTC")
+    conf = session_conf(master if outside is None else outside, conf or {})
+    builder = SparkSession.builder.appName(app_name)
+    if outside is None:
+        builder = builder.master(master)
+    builder = (builder.config("spark.sql.session.timeZone", "UTC")
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false"))
     for key, value in conf.items():

@@ -5,6 +5,7 @@ a crash during its very first offset-log write cannot leave unusable."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -43,6 +44,19 @@ def discard_interrupted_first_offset(spark: SparkSession, checkpoint: str) -> li
     return names
 
 
+def batch_timestamp_ms(spark: SparkSession, checkpoint: str, batch_id: int) -> int | None:
+    """When micro-batch `batch_id` first started (epoch ms, from its entry
+    in the checkpoint's offset log, which a replay reuses), or None when the
+    log has no such entry. Read through Spark, so any file system serves."""
+    try:
+        lines = [r[0] for r in spark.read.text(f"{checkpoint.rstrip('/')}/offsets/{batch_id}").collect()]
+    except Exception as err:  # noqa: BLE001 - a missing entry is the only expected failure
+        if "PATH_NOT_FOUND" in str(err) or "does not exist" in str(err):
+            return None
+        raise
+    return int(json.loads(lines[1])["batchTimestampMs"]) if len(lines) > 1 else None
+
+
 def start(output: DataFrame, checkpoint: str, handle: Handler, trigger: dict[str, Any],
           name: str | None = None) -> StreamingQuery:
     """Start `output` (append mode) with `handle` called on each
@@ -54,4 +68,4 @@ def start(output: DataFrame, checkpoint: str, handle: Handler, trigger: dict[str
     return writer.queryName(name).start() if name else writer.start()
 
 
-__all__ = ["Handler", "discard_interrupted_first_offset", "start"]
+__all__ = ["Handler", "batch_timestamp_ms", "discard_interrupted_first_offset", "start"]

@@ -11,16 +11,28 @@ from typing import Any
 from wid.errors import ConfigError
 from wid.spec.join import JoinStage
 from wid.spec.names import check_identifier, check_name
+from wid.spec.real_time import REAL_TIME_BATCH, misfit
+from wid.spec.real_time import TRIGGER as REAL_TIME
 from wid.spec.secrets import check_postgres_url, mask_url, with_password
 from wid.spec.window import Window
 
 SOURCE_FORMATS = ("csv", "json", "parquet", "python", "rate", "rate-micro-batch", "kafka")
 FILE_FORMATS = ("csv", "json", "parquet")
 STREAM_ONLY = ("rate", "rate-micro-batch", "kafka")
-TRIGGERS = ("available-now", "once")
-SINK_KINDS = ("sqlite", "postgres", "parquet", "console")
+TRIGGERS = ("available-now", "once", REAL_TIME)
+SINK_KINDS = ("sqlite", "postgres", "parquet", "console", "kafka")
 SQL_SINKS = ("sqlite", "postgres")
+# A Kafka source's message timestamp, position and value columns (wid.io.kafka); with a topic and
+# a partition a source keeps one watermark per partition (wid.semantics.watermark.clock).
+KAFKA_EVENT_TIME, KAFKA_TOPIC, KAFKA_PARTITION, KAFKA_VALUE = "_event_ts", "_topic", "_partition", "_value"
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def is_uri(path: str) -> bool:
+    """Whether `path` is a URI (``s3a://``, ``hdfs://``, ``abfss://``,
+    ``file://``, ...), which Spark resolves, rather than a local path."""
+    return bool(_URI.match(path))
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -42,9 +54,17 @@ class SourceSpec:
       Streaming (new files are picked up as they land); a streaming file
       source needs `schema`. ``rate`` (Spark's rate source: ``timestamp``,
       ``value``; ``rate-micro-batch`` is its variant with a fixed
-      ``rowsPerBatch``, deterministic across restarts) and ``kafka`` (Spark's Kafka format: ``key``, ``value``,
-      ``topic``, ``partition``, ``offset``, ``timestamp``; parse `value` in
-      the `[transform] sql` pre-stage) are always streams.
+      ``rowsPerBatch``, deterministic across restarts) and ``kafka`` are
+      always streams.
+    - ``kafka``: one of `topic`, `topics` or `pattern` (a Java regex), and
+      `bootstrap_servers` (or Spark's own ``subscribe``... and
+      ``kafka.bootstrap.servers`` in `options`); `schema` declares the JSON
+      payload. Columns: the payload's, then ``_event_ts`` (the message
+      timestamp: the window's event time unless it names another column),
+      ``_topic``, ``_partition``, ``_offset``, ``_key`` and ``_value``
+      (`wid.io.kafka`). Without `schema` only those, for a ``[transform]
+      sql`` pre-stage to parse. A new pipeline reads from the earliest
+      offsets (``options.startingOffsets`` says otherwise).
     - `name`: the SQL view name the `[transform] sql` pre-stage reads
       (``FROM source`` by default) and the source named in dead letters.
     """
@@ -56,6 +76,10 @@ class SourceSpec:
     options: dict[str, str] = field(default_factory=dict)
     name: str = "source"
     stream: bool = False
+    topic: str | None = None
+    topics: tuple[str, ...] = ()
+    pattern: str | None = None
+    bootstrap_servers: str | None = None
 
     @property
     def is_stream(self) -> bool:
@@ -88,6 +112,27 @@ class SourceSpec:
                 raise ConfigError("object", "only format = 'python' takes `object`", "remove object")
         _check_options(self.options)
         check_name("name", self.name)
+        self._check_kafka()
+
+    def _check_kafka(self) -> None:
+        object.__setattr__(self, "topics", _strings("topics", self.topics))
+        named = [n for n in ("topic", "topics", "pattern", "bootstrap_servers") if getattr(self, n)]
+        if self.format != "kafka":
+            if named:
+                raise ConfigError(named[0], f"only format = 'kafka' takes `{named[0]}`", f"remove {named[0]}")
+            return
+        subscriptions = [n for n in ("topic", "topics", "pattern") if getattr(self, n)]
+        subscriptions += [n for n in ("subscribe", "subscribePattern", "assign") if n in self.options]
+        if len(subscriptions) != 1:
+            raise ConfigError("topic", f"format = 'kafka' needs exactly one of topic, topics and pattern, got "
+                              f"{', '.join(subscriptions) or 'none'}", 'e.g. topic = "events"')
+        if self.bootstrap_servers is None and "kafka.bootstrap.servers" not in self.options:
+            raise ConfigError("bootstrap_servers", "format = 'kafka' needs the brokers",
+                              'e.g. bootstrap_servers = "127.0.0.1:9092"')
+        for name in ("topic", "pattern", "bootstrap_servers"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise ConfigError(name, f"must be a non-empty string, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -104,6 +149,12 @@ class SinkSpec:
     - ``parquet``: `path` (directory), `mode` ``append`` (the default; a
       rerun duplicates rows, and wid warns at start-up) or ``overwrite``.
     - ``console``: prints up to `rows` rows.
+    - ``kafka``: `topic`, `bootstrap_servers` (or
+      ``kafka.bootstrap.servers`` in `options`; other ``kafka.*`` producer
+      settings there too). Window rows are messages keyed by their natural
+      key (JSON), the row as JSON for value: a compacted topic keeps each
+      window's latest value. Dead letters are the original messages' key and
+      value bytes with the reason in headers (`wid.io.kafka`).
 
     A database sink retries a transient error (connection refused or lost,
     serialization failure, deadlock, a locked SQLite file) up to `retries`
@@ -125,16 +176,22 @@ class SinkSpec:
     retries: int = 6
     retry_backoff_ms: int = 500
     options: dict[str, str] = field(default_factory=dict)
+    topic: str | None = None
+    bootstrap_servers: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in SINK_KINDS:
             raise ConfigError("kind", f"unknown sink kind {self.kind!r}", "use one of " + ", ".join(SINK_KINDS))
         if self.kind in ("sqlite", "parquet") and not self.path:
             raise ConfigError("path", f"kind = '{self.kind}' needs a path")
+        if self.kind == "sqlite" and is_uri(str(self.path)):
+            raise ConfigError("path", f"SQLite writes a local file, not {self.path!r}",
+                              "give a local path, or use kind = 'parquet' or 'postgres'")
         if self.kind in ("sqlite", "postgres"):
             check_identifier("table", self.table, "name the table with letters, digits and _")
         if self.kind == "postgres":
             self._check_connection()
+        self._check_kafka()
         if self.mode not in ("append", "overwrite"):
             raise ConfigError("mode", f"must be 'append' or 'overwrite', got {self.mode!r}")
         for name, low in (("rows", 1), ("retries", 0), ("retry_backoff_ms", 0)):
@@ -142,6 +199,18 @@ class SinkSpec:
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ConfigError(name, f"must be an integer of at least {low}, got {value!r}")
         _check_options(self.options)
+
+    def _check_kafka(self) -> None:
+        if self.kind != "kafka":
+            for name in ("topic", "bootstrap_servers"):
+                if getattr(self, name) is not None:
+                    raise ConfigError(name, f"only kind = 'kafka' takes `{name}`", f"remove {name}")
+            return
+        if not isinstance(self.topic, str) or not self.topic.strip():
+            raise ConfigError("topic", "kind = 'kafka' needs the topic to write", 'e.g. topic = "windows"')
+        if self.bootstrap_servers is None and "kafka.bootstrap.servers" not in self.options:
+            raise ConfigError("bootstrap_servers", "kind = 'kafka' needs the brokers",
+                              'e.g. bootstrap_servers = "127.0.0.1:9092"')
 
     def _check_connection(self) -> None:
         if (self.url is None) == (self.url_env is None):
@@ -183,8 +252,10 @@ class StreamSpec:
     """How a streaming pipeline runs (`[stream]` in TOML).
 
     - `trigger`: ``available-now`` (process what is there, then stop;
-      the default), ``once`` (one micro-batch), or a processing-time
-      interval such as ``"10 seconds"``.
+      the default), ``once`` (one micro-batch), a processing-time
+      interval such as ``"10 seconds"``, or ``real-time`` (Spark's
+      real-time mode, for the Windows `wid.spec.real_time.misfit` lets
+      through; it runs until stopped).
     - `checkpoint`: Spark's checkpoint directory (default
       ``<name>.checkpoint`` beside the TOML file). Restarting with the same
       checkpoint resumes where the last committed micro-batch ended.
@@ -196,7 +267,7 @@ class StreamSpec:
     def __post_init__(self) -> None:
         if not isinstance(self.trigger, str) or not (self.trigger in TRIGGERS or _INTERVAL.match(self.trigger)):
             raise ConfigError("trigger", f"unknown trigger {self.trigger!r}",
-                              "use available-now, once, or an interval such as '10 seconds'")
+                              "use available-now, once, real-time, or an interval such as '10 seconds'")
         if self.checkpoint is not None and (not isinstance(self.checkpoint, str) or not self.checkpoint):
             raise ConfigError("checkpoint", "must be a directory path")
 
@@ -206,6 +277,8 @@ class StreamSpec:
             return {"availableNow": True}
         if self.trigger == "once":
             return {"once": True}
+        if self.trigger == REAL_TIME:
+            return {"realTime": REAL_TIME_BATCH}
         return {"processingTime": self.trigger}
 
 
@@ -244,6 +317,10 @@ class PipelineSpec:
         check_name_and_sources(self.name, self.sources)
         if self.transform_sql is not None and not self.transform_sql.strip():
             raise ConfigError("transform.sql", "is empty", "remove [transform] sql or write a query")
+        if self.stream.trigger == REAL_TIME and (bad := misfit(self.window, [s.format for s in self.sources], self.target.kind,
+                                                                  self.dead_letter.kind)) is not None:
+            raise ConfigError(bad[0], f"does not fit Spark's real-time mode: {bad[1]}",
+                              'use another [stream] trigger (the WID operator runs every Window)')
         if self.target.kind in SQL_SINKS:  # group columns become the table's columns
             for role in ("partition_by", "group_by"):
                 for i, col in enumerate(getattr(self.window, role)):
@@ -310,6 +387,13 @@ def default_sinks(name: str) -> tuple[SinkSpec, SinkSpec]:
     """The embedded defaults: results and dead letters in one SQLite file."""
     db = f"{name}.sqlite"
     return SinkSpec("sqlite", path=db, table=name.replace("-", "_")), SinkSpec("sqlite", path=db, table="dead_letter")
+
+
+def _strings(name: str, values: object) -> tuple[str, ...]:
+    if isinstance(values, str) or not isinstance(values, list | tuple) or not all(
+            isinstance(v, str) and v for v in values):
+        raise ConfigError(name, f"must be a list of non-empty strings, got {values!r}")
+    return tuple(values)
 
 
 def _check_options(options: object) -> None:

@@ -50,6 +50,7 @@ from wid.errors import ConfigError
 from wid.spec.aggregation import Aggregation
 from wid.spec.join import ColumnMetric, JoinStage, WindowJoin
 from wid.spec.pipeline import (
+    KAFKA_EVENT_TIME,
     JoinPipelineSpec,
     PipelineSpec,
     SinkSpec,
@@ -230,10 +231,20 @@ def loads_pipeline(text: str, base_dir: str = ".") -> PipelineSpec | JoinPipelin
         raise ConfigError(f"transform.{sorted(unknown)[0]}", "unknown key", "use sql or window")
     if "window" not in transform:
         raise ConfigError("transform.window", "missing", "add a [transform.window] table (or a [join] table)")
-    window = window_from_table(transform["window"])
+    window = window_from_table(kafka_event_time(transform["window"], (source, *more)))
     return PipelineSpec(name=name, source=source, window=window, target=target, dead_letter=dead,
                         transform_sql=transform.get("sql"), spark=spark, stream=stream, more_sources=tuple(more),
                         base_dir=base_dir)
+
+
+def kafka_event_time(table: object, sources: tuple[SourceSpec, ...]) -> object:
+    """The window table with ``event_time_column = "_event_ts"`` (the Kafka
+    message timestamp) when every source is Kafka and it names no event
+    time column of its own (in event time)."""
+    if (isinstance(table, dict) and "event_time_column" not in table and table.get("time_mode", "event") == "event"
+            and all(s.format == "kafka" for s in sources)):
+        return {**table, "event_time_column": KAFKA_EVENT_TIME}
+    return table
 
 
 def load_pipeline(path: str | Path) -> PipelineSpec | JoinPipelineSpec:

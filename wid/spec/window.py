@@ -228,6 +228,11 @@ def _default(name: str) -> Any:
 def _validate(w: Window) -> None:
     if w.kind not in KINDS:
         raise ConfigError("kind", f"unknown window kind {w.kind!r}", "use one of " + ", ".join(KINDS))
+    if w.crash_recovery == "kafka_eos":  # type: ignore[comparison-overlap]
+        raise ConfigError("crash_recovery", "kafka_eos is not offered: Spark's Kafka writer has no transactions, "
+                          "so a crash between a write and its checkpoint commit replays the micro-batch",
+                          "use crash_recovery = 'checkpoint': wid skips the messages a replayed micro-batch finds "
+                          "already written, and a compacted topic keyed by the natural key keeps each window once")
     for name, choices in _CHOICES.items():
         if getattr(w, name) not in choices:
             raise ConfigError(name, f"must be one of {', '.join(choices)}; got {getattr(w, name)!r}")

@@ -18,11 +18,13 @@ from wid.kernels.operator.engines import make_engine
 from wid.kernels.operator.packing import BATCH_MS, SHARD, read_summaries, split, summarize
 from wid.kernels.operator.shard import Emitted, MemoryStore, ShardOutput, Store, run_batch, tables
 from wid.kernels.operator.state_cache import CachedStore
-from wid.kernels.tables import ORIGINAL, PTIME, PUNCT, SRC, TS
+from wid.kernels.tables import CLOCK, ORIGINAL, PTIME, PUNCT, SRC, TS
 from wid.semantics.oracle import DeadLetter, reject_reason
 from wid.semantics.stream_oracle import BatchResult, Emission, LateRow, MicroBatch
 from wid.semantics.timeunits import event_time_us
+from wid.semantics.watermark import partition_id
 from wid.spark.operator.query import operator_spec
+from wid.spec.pipeline import KAFKA_PARTITION, KAFKA_TOPIC
 from wid.spec.window import Window
 
 Row = dict[str, Any]
@@ -80,10 +82,13 @@ class LocalOperator:
             full = {c: row.get(c) for c in self.schema.names}
             rows.append({**full, **{ORIGINAL + c: v for c, v in full.items() if c in self.spec.dead_letter_columns},
                          TS: None if punct else ts, PTIME: ts if punct else None, SRC: source, PUNCT: punct,
-                         SHARD: hash(tuple(row.get(c) for c in scope)) % len(self.stores), BATCH_MS: batch.batch_ms})
+                         SHARD: hash(tuple(row.get(c) for c in scope)) % len(self.stores), BATCH_MS: batch.batch_ms,
+                         CLOCK: _partition(row)})
         extra = [pa.field(ORIGINAL + f.name, f.type) for f in self.schema if f.name in self.spec.dead_letter_columns]
+        partitioned = {KAFKA_TOPIC, KAFKA_PARTITION} <= set(self.schema.names)  # one watermark per partition
         schema = pa.schema([*self.schema, *extra, (TS, pa.int64()), (PTIME, pa.int64()), (SRC, pa.string()),
-                            (PUNCT, pa.bool_()), (SHARD, pa.int64()), (BATCH_MS, pa.int64())])
+                            (PUNCT, pa.bool_()), (SHARD, pa.int64()), (BATCH_MS, pa.int64()),
+                            *([(CLOCK, pa.int64())] if partitioned else [])])
         return pa.Table.from_pylist(rows, schema=schema)
 
     def step(self, batch: MicroBatch) -> BatchResult:
@@ -138,3 +143,10 @@ def emission_row(w: Window, r: dict[str, Any], columns: Sequence[str]) -> dict[s
     ids = {w.window_id_column: r[w.window_id_column]} if w.kind == "count" else {}
     return {w.window_start_column: r[START], w.window_end_column: r[END], **ids,
             **{k: r[k] for k in w.key_columns}, **aggs}
+
+
+def _partition(row: Row) -> int | None:
+    """A row's Kafka partition as the operator's `CLOCK` gets it, as the oracle's `clock_of` reads it."""
+    if KAFKA_TOPIC in row and KAFKA_PARTITION in row:
+        return partition_id(row[KAFKA_TOPIC], row[KAFKA_PARTITION])
+    return None

@@ -39,6 +39,7 @@ import pyarrow.compute as pc
 
 from wid.kernels.tables import (
     CHUNK_ROWS,
+    CLOCK,
     PTIME,
     PUNCT,
     REASON,
@@ -48,7 +49,7 @@ from wid.kernels.tables import (
     from_bytes,
     to_chunks,
 )
-from wid.semantics.watermark import SourceBatch
+from wid.semantics.watermark import SourceBatch, clock
 
 SHARD = "_wid_shard"      # shard index of a row, in [0, shards)
 BATCH_MS = "_wid_batch_ms"  # the micro-batch timestamp, epoch ms
@@ -69,11 +70,27 @@ def with_constants(rows: pa.Table, constants: Mapping[str, Any]) -> pa.Table:
     return rows
 
 
+def _clocks(rows: pa.Table, constants: Mapping[str, Any]) -> Iterator[tuple[str, np.ndarray]]:
+    """Each watermark clock of `rows` and the mask of its rows: per source
+    (`SRC`), per Kafka partition where a row carries one (`CLOCK`, a
+    `wid.semantics.watermark.partition_id`; NULL: the source's own clock)."""
+    have, n = set(rows.column_names), rows.num_rows
+    srcs = rows.column(SRC) if SRC in have else None
+    ids = rows.column(CLOCK).fill_null(-1).to_numpy(zero_copy_only=False) if CLOCK in have else None
+    for src in pc.unique(srcs).to_pylist() if srcs is not None else [constants[SRC]]:
+        in_src = pc.equal(srcs, src).to_numpy(zero_copy_only=False) if srcs is not None else np.ones(n, bool)
+        if ids is None:
+            yield src, in_src
+            continue
+        for part in np.unique(ids[in_src]).tolist():
+            yield (src if part < 0 else clock(src, part)), in_src & (ids == part)
+
+
 def summarize(rows: pa.Table, scoped: bool, constants: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Per source: [largest data event time, largest global punctuation]
+    """Per watermark clock (a row's `CLOCK`, else its source, `SRC`): [largest data event time, largest global punctuation]
     (None where there was none), and the batch timestamp. Rows rejected
     as bad input (`REASON` set) have no say. Keyed
-    punctuations (`scoped`) do not move a source's watermark. A
+    punctuations (`scoped`) do not move a clock's watermark. A
     `CONSTANT_TYPES` column missing from `rows` has its value in
     `constants` (read from there, not built row by row)."""
     constants, have, n = constants or {}, set(rows.column_names), rows.num_rows
@@ -82,8 +99,7 @@ def summarize(rows: pa.Table, scoped: bool, constants: Mapping[str, Any] | None 
     # rows rejected as bad input carry no time the watermark may trust
     timed = ~punct & ~pc.is_valid(rows.column(REASON)).to_numpy(zero_copy_only=False) if REASON in have else ~punct
     sources: dict[str, list[int | None]] = {}
-    for name in pc.unique(rows.column(SRC)).to_pylist() if SRC in have else [constants[SRC]]:
-        mine = pc.equal(rows.column(SRC), name).to_numpy(zero_copy_only=False) if SRC in have else np.ones(n, bool)
+    for name, mine in _clocks(rows, constants):
         data = rows.column(TS).filter(pa.array(mine & timed))
         marks = rows.column(PTIME).filter(pa.array(mine & punct)) if not scoped and punct.any() else \
             pa.array([], pa.int64())

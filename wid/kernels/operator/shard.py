@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 
 from wid.kernels.operator.layout import OperatorSpec
 from wid.kernels.tables import (
+    CLOCK,
     FILE,
     NONE,
     ORIGINAL,
@@ -220,6 +221,8 @@ def run_batch(spec: OperatorSpec, store: Store, engine: Engine, rows: pa.Table,
     bad input (`REASON` set), which go straight to the output."""
     out = ShardOutput()
     out.rejected, rows = split_rejected(rows, spec.late_data == "dlq")
+    if CLOCK in rows.column_names:  # summarised before the shards (`packing.summarize`)
+        rows = rows.drop_columns([CLOCK])
     meta = load_meta(store, spec.shards)
     keyed = load_keyed(store)
     is_punct = rows.column(PUNCT).to_numpy(zero_copy_only=False).astype(bool)

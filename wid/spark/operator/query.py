@@ -37,9 +37,10 @@ from wid.kernels.operator.output import (
 )
 from wid.kernels.operator.packing import BATCH_MS, KEY, PACKED, SHARD, pack
 from wid.kernels.operator.shard_call import ShardCall
-from wid.kernels.tables import FILE, ORIGINAL, PTIME, PUNCT, ROW_JSON, SRC, TS
+from wid.kernels.tables import CLOCK, FILE, ORIGINAL, PTIME, PUNCT, ROW_JSON, SRC, TS
 from wid.kernels.tables import REASON as REASON_COLUMN
 from wid.kernels.vector_aggregates import vector_agg
+from wid.semantics.watermark import PARTITION_BITS
 from wid.spark.columns import PREFIX, REASON, as_wall_clock, timestamp_us
 from wid.spark.operator import processor as processor_module
 from wid.spark.operator.extent_plan import check_stream, extent_columns, extent_shapes, unordered
@@ -55,6 +56,7 @@ from wid.spark.prepare import (
 )
 from wid.spark.shipping import ship
 from wid.spark.stage import assemble
+from wid.spec.pipeline import KAFKA_PARTITION, KAFKA_TOPIC
 from wid.spec.window import FINAL_COLUMN, Window
 
 US = 1000
@@ -148,6 +150,9 @@ def _source_rows(frame: DataFrame, window: Window, source: str, dead_letter: boo
     cols.append(data(F.col(TS), TS))
     cols += [c.alias(n) for c, n in ((F.lit(source), SRC), (marked, PUNCT), (ptime.cast("long"), PTIME))
              if n not in constants]
+    if KAFKA_TOPIC in frame.columns and KAFKA_PARTITION in frame.columns:  # one watermark per partition
+        topic = F.shiftleft(F.crc32(F.col(KAFKA_TOPIC).cast("binary")), PARTITION_BITS)
+        cols.append(topic.bitwiseOR(F.col(KAFKA_PARTITION).cast("long")).alias(CLOCK))  # watermark.partition_id
     cols += [F.when(rejected, F.col(REASON)).alias(REASON_COLUMN), F.when(rejected, row_json(prepared)).alias(ROW_JSON)]
     file = source_file(prepared)
     if dead_letter:
