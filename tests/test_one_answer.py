@@ -45,6 +45,8 @@ from wid.semantics import evaluate, reasons
 from wid.spec import Aggregation, Window
 from wid.spec.pipeline import PipelineSpec, SinkSpec, SourceSpec, StreamSpec
 
+pytestmark = pytest.mark.leg  # runs on every Spark the suite covers (tests/legs)
+
 SCHEMA = "k STRING, ts BIGINT, v DOUBLE"
 COLUMNS = ("k", "ts", "v")
 MALFORMED_LINE = '{"k": "a", "ts": '  # a line cut short: no JSON parser reads it

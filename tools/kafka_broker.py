@@ -5,8 +5,8 @@ Docker) on 127.0.0.1, run from the ``org.apache.kafka:kafka_2.13`` jars,
 which Maven fetches once into ``~/.cache/wid/kafka-<version>/lib``
 (`tools/kafka/pom.xml`). It needs Java 17+ and Maven.
 
-    python tools/kafka_broker.py start            # prints the bootstrap servers once the broker is ready
-    python tools/kafka_broker.py stop
+    python -m tools.kafka_broker start            # prints the bootstrap servers once the broker is ready
+    python -m tools.kafka_broker stop
 
 `start` keeps the broker's data and pid in ``--dir`` (default
 ``.kafka`` in the working directory) and returns when the broker says it
@@ -22,16 +22,13 @@ use.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
+
+from tools.services import ServiceError, free_port, launch, read_pids, stop_pid
 
 HERE = Path(__file__).resolve().parent / "kafka"
 VERSION = "4.4.0"  # tools/kafka/pom.xml's kafka.version
@@ -39,7 +36,7 @@ READY = "Kafka Server started"
 JVM = ["-Xms128m", "-Xmx512m", "-XX:+UseG1GC", "-Djava.awt.headless=true"]
 
 
-class BrokerError(RuntimeError):
+class BrokerError(ServiceError):
     """The broker could not be fetched or started; the message says why and how to fix it."""
 
 
@@ -59,13 +56,6 @@ def jars(cache: Path | None = None) -> Path:
         if done.returncode != 0:
             raise BrokerError(f"Maven could not fetch kafka_2.13 {VERSION}: {(done.stdout + done.stderr)[-2000:]}")
     return lib
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass(frozen=True)
@@ -123,55 +113,27 @@ def start(directory: Path, port: int = 0, timeout_s: float = 120) -> Broker:
                                  text=True, check=True).stdout.strip().splitlines()[-1]
         subprocess.run(_java(lib, "kafka.tools.StorageTool", "format", "-t", cluster, "-c", str(config),
                              "--standalone"), capture_output=True, check=True)
-    log = directory / "broker.log"
-    with log.open("w") as out:
-        process = subprocess.Popen(_java(lib, "kafka.Kafka", str(config)), stdout=out, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
-    broker = Broker(directory, port, controller, process.pid)
-    (directory / "broker.pid").write_text(f"{process.pid} {port} {controller}\n")
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if READY in log.read_text(errors="replace"):
-            return broker
-        if process.poll() is not None:
-            raise BrokerError(f"the Kafka broker exited ({process.returncode}):\n{log.read_text()[-3000:]}")
-        time.sleep(0.2)
-    stop(broker)
-    raise BrokerError(f"the Kafka broker was not ready within {timeout_s:g} s:\n{log.read_text()[-3000:]}")
+    try:
+        pid = launch(_java(lib, "kafka.Kafka", str(config)), directory / "broker.log", READY, what="the Kafka broker",
+                     timeout_s=timeout_s)
+    except ServiceError as err:
+        raise BrokerError(str(err)) from None
+    (directory / "broker.pid").write_text(f"{pid} {port} {controller}\n")
+    return Broker(directory, port, controller, pid)
 
 
 def running(directory: Path) -> Broker | None:
     """The broker started in `directory`, if its process is alive."""
-    try:
-        pid, port, controller = map(int, (directory / "broker.pid").read_text().split())
-        os.kill(pid, 0)
-    except (OSError, ValueError):
+    if not read_pids(directory / "broker.pid"):
         return None
+    pid, port, controller = map(int, (directory / "broker.pid").read_text().split())
     return Broker(directory, port, controller, pid)
 
 
 def stop(broker: Broker, timeout_s: float = 30) -> None:
     """End the broker: SIGTERM (a controlled shutdown), SIGKILL after `timeout_s`."""
-    for sig, wait_s in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, 5.0)):
-        with suppress(ProcessLookupError):
-            os.kill(broker.pid, sig)
-        if _ended(broker.pid, wait_s):
-            break
+    stop_pid(broker.pid, timeout_s)
     (broker.directory / "broker.pid").unlink(missing_ok=True)
-
-
-def _ended(pid: int, wait_s: float) -> bool:
-    deadline = time.monotonic() + wait_s
-    while True:
-        with suppress(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)  # reap it when it is this process's child
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
 
 
 def main(argv: list[str] | None = None) -> int:

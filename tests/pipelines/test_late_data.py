@@ -51,6 +51,7 @@ def final_rows(batches: list[MicroBatch], window: Any) -> dict[tuple[Any, ...], 
     return held
 
 
+@pytest.mark.leg
 @pytest.mark.parametrize("policy", ["dlq", "reopen"])
 def test_late_rows_follow_the_policy_and_the_sink_holds_the_oracle(spark: Any, tmp_path: Path, policy: str) -> None:
     files = stream()
@@ -78,6 +79,7 @@ def test_late_rows_follow_the_policy_and_the_sink_holds_the_oracle(spark: Any, t
         assert late, "the stream was built to have late rows"
 
 
+@pytest.mark.leg
 def test_session_updates_and_retractions_leave_the_sink_as_the_oracle(spark: Any, tmp_path: Path) -> None:
     t0 = 1_700_000_000_000
     # per file: on-time rows, some bridging earlier sessions (moving their start or merging two)
@@ -99,6 +101,7 @@ def test_session_updates_and_retractions_leave_the_sink_as_the_oracle(spark: Any
     assert any(e.retract for r in run_stream(batches, spec.window) for e in r.emitted), "the data must retract"
 
 
+@pytest.mark.leg
 @pytest.mark.parametrize("policy", ["drop", "dlq"])
 def test_group_cap_on_a_stream_fails_with_the_design_message(spark: Any, tmp_path: Path, policy: str) -> None:
     from tests.fixtures import POLICIES, good_rows

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.fixtures import good_rows, land, pipeline_toml, table, write_pipeline
 from wid.pipelines.run import run as run_stream
 from wid.semantics import evaluate
@@ -15,6 +17,7 @@ from wid.semantics.reasons import MALFORMED
 from wid.spec.toml_io import load_pipeline
 
 
+@pytest.mark.leg
 def test_landing_directory_to_sqlite_with_dead_letters(spark: Any, tmp_path: Path) -> None:
     rows = good_rows(30)
     files = [[json.dumps(r) for r in rows[i:i + 10]] for i in range(0, 30, 10)]
@@ -35,9 +38,28 @@ def test_landing_directory_to_sqlite_with_dead_letters(spark: Any, tmp_path: Pat
     assert sorted(d["reason"] for d in dead) == sorted([MALFORMED, MALFORMED, "null event time", "null group key: k"])
     assert {d["batch_id"] for d in dead} == {1}
     assert all(d["source_file"].endswith("part-0001.json") for d in dead)
+    assert cache_files(spark) == []  # the operator's host-local state cache went with the query
+
+
+def cache_files(spark: Any) -> list[str]:
+    """The files under the state cache of every executor directory one job's
+    tasks see (in local mode, the one directory all tasks share)."""
+    import pyarrow as pa
+
+    def listed(batches: Any) -> Any:
+        from pyspark import SparkFiles
+
+        from wid.kernels.operator.state_cache import CACHE_DIR
+
+        for _ in batches:
+            pass
+        root = Path(SparkFiles.getRootDirectory()) / CACHE_DIR
+        yield pa.record_batch([pa.array([str(p) for p in root.rglob("*") if p.is_file()], pa.string())], ["file"])
+    return sorted({r[0] for r in spark.range(0, 8, 1, 8).mapInArrow(listed, "file string").collect()})
     assert "{not json at all" in {d["row_json"] for d in dead}
 
 
+@pytest.mark.leg
 def test_restart_resumes_from_the_checkpoint_without_duplicates(spark: Any, tmp_path: Path) -> None:
     rows = good_rows(40)
     land(tmp_path / "land", [[json.dumps(r) for r in rows[:20]]])

@@ -83,6 +83,7 @@ def joins(draw: st.DrawFn, shape: str, same_names: bool, every_metric: bool = Fa
                       sort_by_time=draw(st.booleans()))
 
 
+@pytest.mark.leg
 @pytest.mark.parametrize("shape", list(WINDOWS))
 @SETTINGS
 @given(data=st.data())

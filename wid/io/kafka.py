@@ -210,18 +210,35 @@ def unwritten(messages: DataFrame, sink: SinkSpec, batch: Batch) -> DataFrame:
     batch is no replay."""
     if batch.replay_since_ms is None:
         return messages
-    spark = messages.sparkSession
-    options = {k: v for k, v in writer_options(sink).items() if k != "topic"}
-    # A pattern, not the topic's name: a topic never created (nothing was
-    # written before the crash) then reads as empty instead of failing.
-    written = (spark.read.format("kafka").options(**options).option("subscribePattern", re.escape(sink.topic or ""))
-               .option("includeHeaders", "true").option("startingTimestamp", str(batch.replay_since_ms))
-               .option("startingOffsetsByTimestampStrategy", "latest").load())
+    written = _produced_since(messages.sparkSession, sink, batch.replay_since_ms)
     ids = written.select(_header_value(F.col("headers"), ID_HEADER).alias("id")).where(
         (_header_value(F.col("headers"), PIPELINE_HEADER) == batch.pipeline)
         & (_header_value(F.col("headers"), BATCH_HEADER) == str(batch.batch_id)))
     mine = messages.withColumn("_wid_id", _header_value(F.col("headers"), ID_HEADER))
     return mine.join(ids, mine["_wid_id"] == ids["id"], "left_anti").drop("_wid_id")
+
+
+def refused_counts(spark: SparkSession, sink: SinkSpec, pipeline: str, since_ms: int) -> dict[int, int]:
+    """Dead letters of rows a target refused (``wid.source`` ``target``),
+    per micro-batch id, among `pipeline`'s messages in `sink`'s topic
+    produced since `since_ms` (epoch ms)."""
+    messages = _produced_since(spark, sink, since_ms)
+    headers = F.col("headers")
+    refused = messages.where((_header_value(headers, PIPELINE_HEADER) == pipeline)
+                             & (_header_value(headers, "wid.source") == "target"))
+    found = refused.groupBy(_header_value(headers, BATCH_HEADER).alias("batch_id")).count().collect()
+    return {int(b): int(n) for b, n in found}
+
+
+def _produced_since(spark: SparkSession, sink: SinkSpec, since_ms: int) -> DataFrame:
+    """The messages of `sink`'s topic produced since `since_ms` (epoch ms),
+    with their headers. The topic is subscribed by a pattern, not by its
+    name: a topic never created (nothing written yet) then reads as empty
+    instead of failing."""
+    options = {k: v for k, v in writer_options(sink).items() if k != "topic"}
+    return (spark.read.format("kafka").options(**options).option("subscribePattern", re.escape(sink.topic or ""))
+            .option("includeHeaders", "true").option("startingTimestamp", str(since_ms))
+            .option("startingOffsetsByTimestampStrategy", "latest").load())
 
 
 def _header_value(headers: Column, name: str) -> Column:
@@ -243,5 +260,5 @@ def send(messages: DataFrame, sink: SinkSpec, batch: Batch) -> int:
 
 
 __all__ = ["Batch", "CONNECTOR", "EVENT_TS", "KEY", "METADATA", "OFFSET", "PARTITION", "TOPIC", "VALUE", "connector",
-           "dead_letter_messages", "decoded", "read_kafka", "reader_options", "tombstones",
+           "dead_letter_messages", "decoded", "read_kafka", "reader_options", "refused_counts", "tombstones",
            "send", "unwritten", "uses_kafka", "window_messages", "with_connector", "writer_options"]

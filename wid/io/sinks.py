@@ -58,6 +58,13 @@ def write_console(df: DataFrame, rows: int, title: str, console: Console | None 
     return len(shown)
 
 
+def can_refuse(sink: SinkSpec) -> bool:
+    """Whether `sink` may refuse a row it cannot hold (PostgreSQL checks
+    each row's values; SQLite holds any value; the other kinds take any
+    row)."""
+    return sink.kind == "postgres"
+
+
 def delete(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str], batch: Batch = ONE_RUN) -> int | None:
     """Delete the rows whose natural key `df` holds (retracted session
     windows) from a keyed sink; returns the keys sent. Kafka gets
@@ -96,4 +103,4 @@ def write(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str], titl
     return write_console(df, sink.rows, title)
 
 
-__all__ = ["delete", "describe", "write", "write_console", "write_postgres", "write_sqlite"]
+__all__ = ["can_refuse", "delete", "describe", "write", "write_console", "write_postgres", "write_sqlite"]

@@ -7,7 +7,10 @@ Every table and column name is an identifier by
 quoted by the driver's own rule (psycopg's ``sql.Identifier``; SQLite's
 doubled quotes); values travel as parameters. A write is one transaction:
 a failed run leaves the table as it was, and a rerun overwrites the same
-keys. Transient errors are retried (`wid.io.retry`). With PostgreSQL, a row
+keys. A NULL in a natural-key column (a rolling window's key is its input
+row) is equal to another NULL there, as SQL's ``IS NOT DISTINCT FROM``
+says, so such a row too is overwritten, never duplicated (PostgreSQL 15 or
+later). Transient errors are retried (`wid.io.retry`). With PostgreSQL, a row
 the database cannot hold (a key over the index's size limit, a value out of
 range, a NUL in a text) is refused alone, inside a savepoint, and handed
 back for the dead letter; the other rows are written.
@@ -56,6 +59,8 @@ class Dialect:
     quote: Callable[[str], str]
     transient: Callable[[BaseException], bool]
     row_error: Callable[[BaseException], bool] | None  # None: no row is refused alone (SQLite holds any value)
+    key_term: Callable[[str], str]  # a quoted key column as the natural-key index holds it
+    nulls_equal: str  # what makes the natural-key index treat NULLs as equal, after its terms
 
 
 def _sqlite_quote(name: str) -> str:
@@ -90,13 +95,22 @@ def _pg_row_error(err: BaseException) -> bool:
     return isinstance(err, psycopg.DataError | psycopg.errors.ProgramLimitExceeded)
 
 
+def _sqlite_key_term(quoted: str) -> str:
+    """A key column in SQLite's natural-key index: NULL as a blob. wid
+    writes no blobs (binary values travel as text), so the blob stands for
+    NULL alone, and two NULLs are equal, as ``IS`` says."""
+    return f"ifnull({quoted}, x'00')"
+
+
 SQLITE = Dialect("sqlite", ((T.IntegralType, "INTEGER"), (T.BooleanType, "INTEGER"), (T.FractionalType, "REAL")),
                  "TEXT", "?", "SELECT name FROM pragma_table_info(?) ORDER BY cid", _sqlite_quote,
-                 _sqlite_transient, None)
+                 _sqlite_transient, None, _sqlite_key_term, "")
+# PostgreSQL 15 or later: NULLS NOT DISTINCT
 POSTGRES = Dialect("postgres", ((T.IntegralType, "BIGINT"), (T.BooleanType, "BOOLEAN"),
                                 (T.FractionalType, "DOUBLE PRECISION")), "TIMESTAMPTZ", "%s",
                    "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
-                   "AND table_name = %s ORDER BY ordinal_position", _pg_quote, _pg_transient, _pg_row_error)
+                   "AND table_name = %s ORDER BY ordinal_position", _pg_quote, _pg_transient, _pg_row_error,
+                   lambda quoted: quoted, " NULLS NOT DISTINCT")
 
 
 def describe(sink: SinkSpec, base_dir: str) -> str:
@@ -149,7 +163,12 @@ def _ensure_table(con: Any, dialect: Dialect, table: str, schema: T.StructType, 
         raise ConfigError("target.table", f"table '{table}' exists with columns {have}, the pipeline writes {want}",
                           "drop the table or choose another table name")
     con.execute(f"CREATE UNIQUE INDEX IF NOT EXISTS {q(table + '_natural_key')} ON {q(table)} "
-                f"({', '.join(q(k) for k in key)})")
+                f"({_key_terms(dialect, key)}){dialect.nulls_equal}")
+
+
+def _key_terms(dialect: Dialect, key: Sequence[str]) -> str:
+    """The natural key as its index and the upsert's conflict target name it."""
+    return ", ".join(dialect.key_term(dialect.quote(k)) for k in key)
 
 
 def batches(df: DataFrame) -> Iterator[list[tuple[object, ...]]]:
@@ -218,7 +237,7 @@ def upsert(df: DataFrame, con: Any, dialect: Dialect, table: str, key: Sequence[
         f"{q(names[0])} = excluded.{q(names[0])}"
     sql = (f"INSERT INTO {q(table)} ({', '.join(q(n) for n in names)}) "
            f"VALUES ({', '.join([dialect.placeholder] * len(names))}) "
-           f"ON CONFLICT ({', '.join(q(k) for k in key)}) DO UPDATE SET {updates}")
+           f"ON CONFLICT ({_key_terms(dialect, key)}) DO UPDATE SET {updates}")
     _ensure_table(con, dialect, table, exported.schema, df.schema, key)
     cur = con.cursor()
     return sum(_insert(cur, sql, batch, dialect, names, refused) for batch in batches(exported))

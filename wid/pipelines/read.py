@@ -19,14 +19,16 @@ from wid.spec.real_time import TRIGGER as REAL_TIME
 
 def session_for(spec: PipelineSpec | JoinPipelineSpec) -> SparkSession:
     """A Spark session with the pipeline's `[spark]` settings (``master``
-    defaults to ``local[*]``; ``conf`` holds Spark configuration keys), and
-    Spark's Kafka connector when the pipeline reads or writes Kafka
-    (`wid.io.kafka.with_connector`)."""
+    defaults to ``local[*]``, or ``remote`` names a Spark Connect server;
+    ``conf`` holds Spark configuration keys), and Spark's Kafka connector
+    when the pipeline reads or writes Kafka (`wid.io.kafka.with_connector`:
+    a classic session fetches it; a Connect server must have it)."""
     conf = dict(spec.spark.get("conf", {}))
     conf.setdefault("spark.sql.execution.arrow.pyspark.enabled", "true")
     if uses_kafka(spec):
         conf = with_connector(conf, pyspark.__version__)
-    session: SparkSession = spark_session(master=spec.spark.get("master"), app_name=f"wid-{spec.name}", conf=conf)
+    session: SparkSession = spark_session(master=spec.spark.get("master"), remote=spec.spark.get("remote"),
+                                          app_name=f"wid-{spec.name}", conf=conf)
     return session
 
 
@@ -37,7 +39,8 @@ def checkpoint_of(spec: PipelineSpec | JoinPipelineSpec) -> str:
 
 def compile_pipeline(spark: SparkSession, spec: PipelineSpec | JoinPipelineSpec) -> Compiled:
     """Read the sources, apply the SQL pre-stage(s) and compile the window
-    or the window join. Raises ConfigError for a bad source path, bad SQL
+    or the window join (a stream's operator with its host-local state cache:
+    the runner removes it when the query ends, `wid.pipelines.run`). Raises ConfigError for a bad source path, bad SQL
     or missing columns, naming the field."""
     frames = {s.name: read_source(spark, s, spec.base_dir) for s in spec.sources}
     if isinstance(spec, JoinPipelineSpec):
@@ -46,9 +49,9 @@ def compile_pipeline(spark: SparkSession, spec: PipelineSpec | JoinPipelineSpec)
         df = _sql(spark, frames, spec.transform_sql, "transform.sql") if spec.transform_sql else frames[spec.source.name]
         return compile_real_time(df, spec.window, source=spec.source.name)
     if not spec.transform_sql:
-        return compile_window(frames, spec.window, pipeline=spec.name)
+        return compile_window(frames, spec.window, pipeline=spec.name, state_cache=True)
     df = _sql(spark, frames, spec.transform_sql, "transform.sql")
-    return compile_window(df, spec.window, pipeline=spec.name, source=spec.source.name)
+    return compile_window(df, spec.window, pipeline=spec.name, source=spec.source.name, state_cache=True)
 
 
 def _sql(spark: SparkSession, frames: dict[str, DataFrame], sql: str, field: str) -> DataFrame:
@@ -56,7 +59,9 @@ def _sql(spark: SparkSession, frames: dict[str, DataFrame], sql: str, field: str
     for name, df in frames.items():
         df.createOrReplaceTempView(name)
     try:
-        return spark.sql(sql)
+        df = spark.sql(sql)
+        _ = df.schema  # analysis runs here on Spark Connect too, where it is otherwise lazy
+        return df
     except Exception as err:
         raise (translate(err, field) or err) from None
 
@@ -68,7 +73,8 @@ def _join(spark: SparkSession, frames: dict[str, DataFrame], stage: JoinStage) -
         return frames[getattr(stage, name)] if sql is None else _sql(spark, frames, sql, f"join.{name}_sql")
     left, right = side("left"), side("right")
     try:
-        return compile_join(left, right, stage.join, left_source=stage.left, right_source=stage.right)
+        return compile_join(left, right, stage.join, left_source=stage.left, right_source=stage.right,
+                            state_cache=True)
     except ConfigError as err:
         raise err.at("join") from None
 

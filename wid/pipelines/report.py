@@ -28,7 +28,9 @@ class BatchTally:
     added to windows, the watermark it ended with (epoch milliseconds;
     windows that end at or before it were emitted), how long it took, and
     the output rows the target database could not hold (in the dead
-    letter). The WID operator also reports the windows and groups it holds
+    letter). A stream's micro-batch also reports the window rows it emitted
+    (`windows_written`: a join's output rows; those the target refused
+    included) and, from the WID operator, the windows and groups it holds
     and each source's watermark."""
 
     batch_id: int
@@ -43,6 +45,7 @@ class BatchTally:
     state_groups: int | None = None
     source_watermarks_ms: tuple[tuple[str, int | None], ...] = ()
     rows_refused: int = 0
+    windows_written: int = 0
 
     @property
     def rows_rejected(self) -> int:
@@ -57,10 +60,11 @@ class BatchTally:
         return self.rows_in == self.rows_rejected + self.rows_late + self.rows_aggregated
 
 
-def tally(batch_id: int, stats: Iterable[str], rejected: int = 0, duration_ms: int = 0) -> BatchTally:
+def tally(batch_id: int, stats: Iterable[str], rejected: int = 0, duration_ms: int = 0,
+          windows: int = 0) -> BatchTally:
     """The `BatchTally` of one micro-batch from the WID operator's shards'
     JSON counts (their rows rejected as bad input included), plus `rejected`
-    rows counted apart."""
+    rows counted apart, and the `windows` it emitted."""
     docs = [json.loads(s) for s in stats]
     rejected += sum(d.get("rejected", 0) for d in docs)
     total = {k: sum(d[k] for d in docs) for k in ("rows", "aggregated", "late_dropped", "late_dlq",
@@ -72,7 +76,8 @@ def tally(batch_id: int, stats: Iterable[str], rejected: int = 0, duration_ms: i
     return BatchTally(batch_id, rejected + total["rows"], total["rows"], total["late_dropped"] + total["late_dlq"],
                       total["aggregated"], max(marks) // 1000 if marks else 0, duration_ms,
                       rows_late_dlq=total["late_dlq"], windows_active=total["windows_active"],
-                      state_groups=total["state_groups"], source_watermarks_ms=tuple(sorted(sources.items())))
+                      state_groups=total["state_groups"], source_watermarks_ms=tuple(sorted(sources.items())),
+                      windows_written=windows)
 
 
 @dataclass

@@ -17,16 +17,18 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
 from wid.errors import WidError
-from wid.io import sinks
+from wid.io import dead_letter, sinks
 from wid.metrics import Metrics
+from wid.pipelines.observed import observation, observed
 from wid.pipelines.read import checkpoint_of, compile_pipeline, session_for
-from wid.pipelines.report import BatchTally, Report
+from wid.pipelines.report import BatchTally, Report, tally
 from wid.pipelines.write import start_real_time, stream_writer, write_batch
 from wid.spark import stream_query
 from wid.spark.columns import REASON
 from wid.spark.compile import Compiled
 from wid.spark.errors import translate
 from wid.spark.explain import GB, state_bound
+from wid.spark.operator.cache_files import cache_dirs, drop_cache_dirs
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
 from wid.spec.real_time import TRIGGER as REAL_TIME
 
@@ -108,18 +110,41 @@ def startup_notes(spec: Spec, compiled: Compiled) -> list[str]:
 
 def _run_stream(spec: Spec, compiled: Compiled, report: Report, on_progress: Callable[[BatchTally], None],
                 metrics: Metrics | None) -> None:
-    """Start the stream with the one writer and follow it to its end."""
-    assert compiled.stream is not None
+    """Start the stream with the one writer, follow it to its end, and
+    count what it wrote: window rows and the shards' counts from Spark's
+    observed metrics (`wid.pipelines.observed`), the rows the target
+    refused from the dead letter. The operator's host-local state cache
+    goes with the query (`wid.spark.operator.cache_files`)."""
+    if compiled.stream is None:
+        raise ValueError("a stream runs on the WID operator (wid.spark.compile)")
     report.checkpoint = checkpoint_of(spec)
+    started_ms = time.time_ns() // 1_000_000
+    spark = compiled.prepared.sparkSession
+    caches: set[str] = set()
 
-    def count(rows: int) -> None:
-        report.windows_emitted = (report.windows_emitted or 0) + rows
-        if metrics is not None:
-            metrics.windows_written(rows)
-    tallies: dict[int, BatchTally] = {}
-    query = stream_query.start(compiled.stream.rows, report.checkpoint, stream_writer(spec, compiled, count, tallies),
+    def tally_of(progress: Any) -> BatchTally:
+        caches.update(cache_dirs(observation(progress)[0]))
+        return batch_tally(progress, report)
+    query = stream_query.start(observed(compiled.stream.rows), report.checkpoint, stream_writer(spec, compiled),
                                spec.stream.spark_trigger(), name=f"wid-{spec.name}")
-    follow(query, report, lambda p: batch_tally(p, tallies, report), metrics, on_progress)
+    try:
+        follow(query, report, tally_of, metrics, on_progress)
+    finally:
+        if compiled.stream.cache_id is not None:
+            drop_cache_dirs(spark, compiled.stream.cache_id, caches)
+    _count_refused(spec, spark, report, started_ms)
+
+
+def _count_refused(spec: Spec, spark: SparkSession, report: Report, started_ms: int) -> None:
+    """Fill each micro-batch's rows the target refused (read back from the
+    dead letter; only a database that checks rows refuses any) and the
+    windows the run wrote."""
+    if sinks.can_refuse(spec.target) and report.batches:
+        found = dead_letter.refused_counts(spark, spec.dead_letter, spec.base_dir, spec.name, started_ms)
+        if found is None:
+            report.notes = (*report.notes, "rows the target refused are in the console's dead letter, not counted")
+        report.batches = [replace(b, rows_refused=(found or {}).get(b.batch_id, 0)) for b in report.batches]
+    report.windows_emitted = report.total("windows_written") - report.rows_refused
 
 
 def _run_real_time(spec: PipelineSpec, compiled: Compiled, report: Report) -> None:
@@ -155,8 +180,8 @@ def follow(query: StreamingQuery, report: Report, tally_of: Callable[[Any], Batc
             while True:
                 done = query.awaitTermination(1)
                 for progress in query.recentProgress:
-                    if int(progress["batchId"]) > seen:
-                        seen = int(progress["batchId"])
+                    if int(progress.batchId) > seen:
+                        seen = int(progress.batchId)
                         got = tally_of(progress)
                         report.batches.append(got)
                         if metrics is not None:
@@ -191,13 +216,16 @@ def _interrupt_flag() -> Iterator[threading.Event]:
         signal.signal(signal.SIGINT, previous)
 
 
-def batch_tally(progress: Any, tallies: dict[int, BatchTally], report: Report) -> BatchTally:
-    """A micro-batch's counts, from the WID operator's own counts (recorded
-    by the writer), with its duration from Spark's `progress`."""
-    batch = int(progress["batchId"])
-    got = tallies.pop(batch, BatchTally(batch, 0, 0, 0, 0, 0))
-    duration = int((progress["durationMs"] or {}).get("triggerExecution", 0))
-    if got.windows_active is None and report.batches:  # nothing reached the shards: nothing changed
+def batch_tally(progress: Any, report: Report) -> BatchTally:
+    """A micro-batch's counts, from the WID operator's own counts and the
+    window rows as Spark observed them (`wid.pipelines.observed`), with its
+    duration from Spark's `progress`. A trigger that found no data reached
+    no shard: nothing changed, and the watermark stays."""
+    batch = int(progress.batchId)
+    stats, windows = observation(progress)
+    got = tally(batch, stats, windows=windows) if stats else BatchTally(batch, 0, 0, 0, 0, 0)
+    duration = int((progress.durationMs or {}).get("triggerExecution", 0))
+    if not stats and report.batches:
         got = replace(got, watermark_ms=report.batches[-1].watermark_ms)
     return replace(got, duration_ms=duration)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from pyspark import StorageLevel
@@ -26,9 +25,7 @@ from wid.errors import StateCapError
 from wid.io import dead_letter, kafka, sinks
 from wid.io.kafka import Batch
 from wid.io.sql_sinks import Refused
-from wid.kernels.operator.output import COUNTS_ROW, KIND, STATS
 from wid.pipelines.read import checkpoint_of
-from wid.pipelines.report import BatchTally, tally
 from wid.spark.compile import Compiled
 from wid.spark.stage import group_cap_message
 from wid.spark.stream_query import Handler, batch_timestamp_ms
@@ -98,15 +95,18 @@ def replay_since_ms(spark: SparkSession, checkpoint: str, batch_id: int, run_sta
     return started if started is not None and started < run_started_ms else None
 
 
-def stream_writer(spec: Spec, compiled: Compiled, on_rows: Callable[[int], None],
-                  tallies: dict[int, BatchTally]) -> Handler:
+def stream_writer(spec: Spec, compiled: Compiled) -> Handler:
     """The ``foreachBatch`` function over the WID operator's rows: delete
-    retracted windows, check the cap, upsert the output rows, upsert the
-    grouped dead letters (rejected rows, late rows under ``dlq``, and rows
-    the target refused, with the batch id), and record the micro-batch's
-    tally in `tallies`; `on_rows` counts the rows written."""
+    retracted windows, check the cap, upsert the output rows, and upsert
+    the grouped dead letters (rejected rows, late rows under ``dlq``, and
+    rows the target refused, with the batch id). It counts nothing: the
+    micro-batch's counts reach the driver as Spark's observed metrics
+    (`wid.pipelines.observed`), and the refused rows are read back from the
+    dead letter (`wid.io.dead_letter.refused_counts`), because under Spark
+    Connect this function runs on the server."""
     stage = compiled.stream
-    assert stage is not None  # a stream runs on the WID operator (wid.spark.compile)
+    if stage is None:
+        raise ValueError("a stream runs on the WID operator (wid.spark.compile)")
     key = compiled.natural_key
     checkpoint = checkpoint_of(spec)
     first = [True]  # the first micro-batch of this run may replay one a crash interrupted
@@ -128,10 +128,7 @@ def stream_writer(spec: Spec, compiled: Compiled, on_rows: Callable[[int], None]
             if isinstance(spec, PipelineSpec):
                 check_cap(out, spec.window, spec.name)
             refused: Refused = []
-            written = sinks.write(out, spec.target, spec.base_dir, key, title=spec.name, refused=refused, batch=batch)
-            on_rows(written if written is not None else out.count())
-            stats = [r[0] for r in rows.where(F.col(KIND) == COUNTS_ROW).select(STATS).collect()]
-            tallies[batch_id] = replace(tally(batch_id, stats), rows_refused=len(refused))
+            sinks.write(out, spec.target, spec.base_dir, key, title=spec.name, refused=refused, batch=batch)
             write_dead(stage.dead_letters_of(rows), spec, batch, refused, per_batch=True)
         finally:
             rows.unpersist()

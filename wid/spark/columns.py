@@ -126,4 +126,5 @@ def timestamp_ntz_us(us: Column) -> Column:
 def as_wall_clock(df: DataFrame, names: tuple[str, ...]) -> DataFrame:
     """`df` with the TIMESTAMP columns `names` (instants whose UTC reading
     is a wall clock) as ``TIMESTAMP_NTZ`` wall-clock times."""
-    return df.withColumns({n: timestamp_ntz_us(F.unix_micros(F.col(n))) for n in names if n in df.columns})
+    wall = {n: timestamp_ntz_us(F.unix_micros(F.col(n))) for n in names if n in df.columns}
+    return df.withColumns(wall) if wall else df  # Spark Connect refuses an empty map

@@ -29,6 +29,7 @@ beyond the public result (`Compiled`).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
@@ -110,6 +111,7 @@ class StreamStage:
     output_of: Callable[[DataFrame], DataFrame]
     dead_letters_of: Callable[[DataFrame], DataFrame]
     retractions_of: Callable[[DataFrame], DataFrame] | None = None
+    cache_id: str | None = None  # the operator's host-local state cache, to remove when the query ends
 
 
 @dataclass(frozen=True)
@@ -154,12 +156,14 @@ def _punctuations(sources: Mapping[str, DataFrame], window: Window) -> DataFrame
 
 
 def compile_window(df: DataFrame | Mapping[str, DataFrame], window: Window, *, pipeline: str = "wid",
-                   source: str = "source") -> Compiled:
+                   source: str = "source", state_cache: bool = False) -> Compiled:
     """`window` over `df` (see `window_result`), on the path the module
-    docstring names, with what a pipeline needs to run it."""
+    docstring names, with what a pipeline needs to run it. On a stream,
+    `state_cache`: whoever runs it removes the operator's host-local state
+    cache when the query ends (`wid.spark.operator.query.through_shards`)."""
     sources = dict(df) if isinstance(df, Mapping) else {source: df}
     if any(frame.isStreaming for frame in sources.values()):
-        return _window_on_operator(sources, window, pipeline)
+        return _window_on_operator(sources, window, pipeline, state_cache)
     punctuations = _punctuations(sources, window)
     prepared_by = {}
     for name, frame in sources.items():
@@ -175,18 +179,21 @@ def compile_window(df: DataFrame | Mapping[str, DataFrame], window: Window, *, p
     return Compiled(result, prepared, natural_key(window, output.columns), punctuations)
 
 
-def _window_on_operator(sources: dict[str, DataFrame], window: Window, pipeline: str) -> Compiled:
+def _window_on_operator(sources: dict[str, DataFrame], window: Window, pipeline: str,
+                        state_cache: bool) -> Compiled:
     """A stream on the WID operator, over the `sources` as read (it prepares
     them and splits off the punctuation rows in the same scan)."""
     check_streamable(window)
-    plan = compile_operator(sources, window, pipeline)
+    cache_id = uuid.uuid4().hex if state_cache else None
+    plan = compile_operator(sources, window, pipeline, cache_id)
     wall = wall_clock(next(iter(sources.values())), window)
     windows = windows_of(plan.rows, window, wall)
     explained = Explained(OPERATOR, f"WID operator ({plan.spec.shards} shards, vectorised state per shard)",
                           WHY_OPERATOR, setting_notes(plan.rows))
     stream = StreamStage(plan.rows, lambda rows: windows_of(rows, window, wall),
                          lambda rows: dead_letters_of(rows, window),
-                         (lambda rows: retractions_of(rows, window, wall)) if window.kind == "session" else None)
+                         (lambda rows: retractions_of(rows, window, wall)) if window.kind == "session" else None,
+                         cache_id)
     prepared = _union([prepare(frame, window) for frame in sources.values()])
     result = StageResult(windows, dead_letters_of(plan.rows, window), explained)
     return Compiled(result, prepared, natural_key(window, windows.columns), _punctuations(sources, window), stream)
@@ -244,10 +251,12 @@ def aggregate(df: DataFrame | Mapping[str, DataFrame], window: Window, *, pipeli
 
 
 def compile_join(left: DataFrame, right: DataFrame, join: WindowJoin, *, left_source: str = "left",
-                 right_source: str = "right") -> Compiled:
+                 right_source: str = "right", state_cache: bool = False) -> Compiled:
     """`join` over two DataFrames (see `window_join`), on the path the
     module docstring names, with what a pipeline needs to run it; the dead
-    letters name each side by `left_source` / `right_source`."""
+    letters name each side by `left_source` / `right_source`. On a stream,
+    `state_cache`: whoever runs it removes the operator's host-local state
+    cache when the query ends (`wid.spark.operator.query.through_shards`)."""
     lp, rp = prepare_side(left, join, "left"), prepare_side(right, join, "right")
     columns = [c for c in left.columns if not c.startswith(PREFIX)]
     check_aliases(join, columns)
@@ -258,14 +267,16 @@ def compile_join(left: DataFrame, right: DataFrame, join: WindowJoin, *, left_so
         result = StageResult(out, dead, Explained(BATCH, BATCH_JOIN_FORM, BATCH_JOIN_WHY, notes + setting_notes(out)))
         return Compiled(result, prepared, join_natural_key(join, out.columns))
     join_query.check_stream_join(lp, rp, join)
-    rows = join_query.operator_rows(lp, rp, join, left_source=left_source, right_source=right_source)
+    cache_id = uuid.uuid4().hex if state_cache else None
+    rows = join_query.operator_rows(lp, rp, join, left_source=left_source, right_source=right_source,
+                                    cache_id=cache_id)
     out = join_query.fired_output(rows, join, columns)
     notes = ("stream: a window fires when a right row of its key past its end arrives (or, with max_delayed_time, "
              "any right row past end + max_delayed_time); at the end of a stream unfired windows stay unfired",
              "stream: a key whose right side stops holds its pending left rows until max_delayed_time fires them; "
              "right rows per key are released above garbage_size")
     stream = StreamStage(rows, lambda batch: join_query.fired_output(batch, join, columns),
-                         lambda batch: join_query.dead_letters_of(batch, join, left_source))
+                         lambda batch: join_query.dead_letters_of(batch, join, left_source), cache_id=cache_id)
     result = StageResult(out, join_query.dead_letters_of(rows, join, left_source),
                          Explained(OPERATOR, join_query.FORM, join_query.WHY, notes + setting_notes(rows)))
     return Compiled(result, prepared, join_natural_key(join, out.columns), stream=stream)

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 
@@ -60,6 +60,7 @@ from wid.kernels import pane_merge
 from wid.semantics.windowing import Panes
 from wid.spark import arrow_merge
 from wid.spark.columns import PANE, WINDOW_ID, exact, field, floor_div, lit_long, long_range
+from wid.spark.spark_session import local_cores
 
 BLK = "_wid_blk"
 PREV = "_wid_prev"
@@ -241,7 +242,16 @@ def by_key(rows: DataFrame, keys: Sequence[str], even: bool = True) -> DataFrame
         return rows.repartition(1)
     if not even:
         return rows.repartition(*keys)
-    session = rows.sparkSession
-    n = max(int(session.conf.get("spark.sql.shuffle.partitions") or "8"),
-            4 * session.sparkContext.defaultParallelism)
-    return rows.repartition(n, *keys)
+    return rows.repartition(partitions_for_rows(rows.sparkSession), *keys)
+
+
+def partitions_for_rows(session: SparkSession) -> int:
+    """How many partitions `by_key` spreads rows over: four per core Spark
+    runs tasks on (``spark.default.parallelism`` when set, else the cores of
+    a local master), at least ``spark.sql.shuffle.partitions``. Read from the
+    session's settings only, so it is the same on Spark Connect."""
+    conf = session.conf
+    shuffle = int(conf.get("spark.sql.shuffle.partitions", None) or "8")
+    cores = conf.get("spark.default.parallelism", None)
+    parallelism = int(cores) if cores else local_cores(str(conf.get("spark.master", None) or "")) or shuffle
+    return max(shuffle, 4 * parallelism)

@@ -1,7 +1,24 @@
-"""Creating the Spark session wid runs on (docs/semantics.md#time: UTC)."""
+"""Creating or joining the Spark session wid runs on (docs/semantics.md#time:
+UTC), classic or Spark Connect.
+
+Who chooses where Spark runs, first match wins:
+
+1. a session already running in this process (a notebook's, a test's, a
+   job that called wid as a library);
+2. the launcher: ``spark-submit`` (its ``--master`` and ``--conf``), or
+   ``SPARK_REMOTE`` (a Spark Connect server, as PySpark reads it);
+3. wid's own ``remote`` (``wid run --remote sc://...``, ``[spark] remote``)
+   or ``master`` (``--master``, ``[spark] master``);
+4. ``local[*]``, the embedded default.
+
+Nothing here reaches for the driver's JVM: a session is configured
+through ``SparkSession.builder`` and ``spark.conf`` only, so the same code
+serves a Spark Connect client, which has neither.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
@@ -12,8 +29,19 @@ from wid.errors import MissingDependencyError
 
 ARROW_MAX_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
 CALL_SITES = "spark.python.sql.dataFrameDebugging.enabled"  # static: set before the JVM starts
+SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 UNCHECKED_BYTES = 2**31 - 1  # Spark skips its per-row size check at exactly this value
+LOG = logging.getLogger("wid")
 JAVA_FIX = "install OpenJDK 17 (Debian: apt-get install -y openjdk-17-jre-headless) or set JAVA_HOME"
+PYSPARK_FIX = ("pip install 'wid[spark]' (PySpark, for local mode and clusters) or 'wid[connect]' "
+               "(the thin pyspark-client, for a Spark Connect server)")
+# Settings of the JVM a classic session starts, which only its creator can make: Spark's UI, its
+# console progress bar and its log level (``spark.log.level``, as ``setLogLevel`` at start-up).
+CLASSIC_DEFAULTS = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+                    "spark.log.level": "ERROR", CALL_SITES: "false"}
+# Settings of the session, which any client may change: UTC (docs/semantics.md#time) and the
+# Arrow byte check (see `spark_session`).
+SESSION_DEFAULTS = {"spark.sql.session.timeZone": "UTC", ARROW_MAX_BYTES: str(UNCHECKED_BYTES)}
 
 
 def check_java() -> str:
@@ -37,79 +65,117 @@ def local_cores(master: str) -> int | None:
 
 
 def session_conf(master: str, conf: dict[str, Any]) -> dict[str, Any]:
-    """`conf` with wid's defaults for `master` added where it sets nothing
-    (see `spark_session`)."""
-    conf = dict(conf)
+    """`conf` with wid's session defaults for `master` added where it sets
+    nothing (see `spark_session`)."""
+    conf = {**SESSION_DEFAULTS, **conf}
     cores = local_cores(master)
     if cores is not None:
-        conf.setdefault("spark.sql.shuffle.partitions", str(cores))
-    conf.setdefault(ARROW_MAX_BYTES, str(UNCHECKED_BYTES))
-    conf.setdefault(CALL_SITES, "false")
+        conf.setdefault(SHUFFLE_PARTITIONS, str(cores))
     return conf
 
 
-def master_set_outside() -> str | None:
-    """The master a launcher chose before wid runs, which wid respects over
-    its own `master`: the running session's, or ``spark-submit``'s (the
-    JVM it started; PySpark's gateway port says it is there). None when
-    nothing chose one."""
+def is_connect(session: Any) -> bool:
+    """Whether `session` is a Spark Connect client session."""
+    return type(session).__module__.startswith("pyspark.sql.connect")
+
+
+def chosen_outside(remote: str | None = None) -> str | None:
+    """What chose where Spark runs before wid's own settings apply (see the
+    module docstring): ``"session"``, ``"spark-submit"``,
+    ``"SPARK_REMOTE"``, or None when nothing did."""
     from pyspark.sql import SparkSession
 
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        return str(active.conf.get("spark.master", "")) or "?"
+    if SparkSession.getActiveSession() is not None:
+        return "session"
     if "PYSPARK_GATEWAY_PORT" in os.environ:  # launched by spark-submit, whose --master is already set
-        from pyspark import SparkConf, SparkContext
-
-        SparkContext._ensure_initialized()  # the JVM spark-submit started, whose properties SparkConf reads
-        return SparkConf().get("spark.master", "?")
+        return "spark-submit"
+    if os.environ.get("SPARK_REMOTE"):
+        return "SPARK_REMOTE"
     return None
 
 
-def spark_session(master: str | None = None, app_name: str = "wid", conf: dict[str, Any] | None = None) -> Any:
-    """Get or create a SparkSession with the session time zone set to UTC,
-    the UI off unless asked for, and Python workers on this interpreter.
+def spark_session(master: str | None = None, app_name: str = "wid", conf: dict[str, Any] | None = None,
+                  remote: str | None = None) -> Any:
+    """Get or create a SparkSession (classic, or Spark Connect when
+    `remote` or ``SPARK_REMOTE`` names a server) with the session time zone
+    set to UTC and, for a classic session wid starts, the UI off, Spark's
+    log at ERROR and Python workers on this interpreter.
 
-    `master` defaults to ``local[*]`` (the embedded default), and applies
-    only where nothing else chose one (`master_set_outside`: a running
-    session, ``spark-submit``). On a local
-    master, ``spark.sql.shuffle.partitions`` defaults to the cores: Spark's
-    200 is sized for clusters and makes small local jobs slow, and a stateful
-    streaming query pays for every partition in every micro-batch, whatever
-    it holds (a task that opens and commits its state store, and for the WID
-    operator a Python worker's handshake with the state server). The
-    partition count is fixed in a query's checkpoint. (On 2 cores the
-    rolling stream of ``benchmarks.stream_rolling`` in 9 micro-batches took
-    13.4 s at 4 partitions against 10.6 s at 2.)
-    ``spark.sql.execution.arrow.maxBytesPerBatch`` defaults to its largest
-    value, which turns off Spark 4's byte check after every row sent to
-    Python (about a fifth of the CPU of wid's fused NumPy passes, which
-    receive rows); batches stay capped at
-    ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows, as in Spark 3.
+    `master` defaults to ``local[*]`` (the embedded default); `master` and
+    `remote` apply only where nothing else chose (`chosen_outside`). `conf`
+    holds Spark settings: all of them configure a classic session wid
+    starts; a running session or a Connect server takes only those a client
+    may change (the rest are the server's or the launcher's, and are
+    ignored). On a local master, ``spark.sql.shuffle.partitions`` defaults
+    to the cores: Spark's 200 is sized for clusters and makes small local
+    jobs slow, and a stateful streaming query pays for every partition in
+    every micro-batch, whatever it holds (a task that opens and commits its
+    state store, and for the WID operator a Python worker's handshake with
+    the state server); the partition count is fixed in a query's
+    checkpoint. ``spark.sql.execution.arrow.maxBytesPerBatch`` defaults to
+    its largest value, which turns off Spark 4's byte check after every row
+    sent to Python (a large share of the CPU of wid's fused NumPy passes,
+    which receive rows); batches stay capped at
+    ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows.
     ``spark.python.sql.dataFrameDebugging.enabled`` defaults to false: with
-    it PySpark records the Python call site of every column expression (four
-    extra JVM calls each, measured 0.6 ms against 0.13 ms for ``F.col``),
-    and wid's plans build hundreds of expressions whose call sites are
-    inside wid, useless in an error message. Raises MissingDependencyError
-    when Java or PySpark is missing.
-    """
-    check_java()
+    it PySpark records the Python call site of every column expression
+    (extra JVM calls each), and wid's plans build hundreds of expressions
+    whose call sites are inside wid, useless in an error message.
+
+    Raises MissingDependencyError when PySpark (or, for a classic session,
+    Java) is missing."""
     try:
         from pyspark.sql import SparkSession
     except ImportError as err:
-        raise MissingDependencyError("PySpark", "pip install 'pyspark==4.3.0'") from err
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    outside = master_set_outside()
-    master = master or "local[*]"
-    conf = session_conf(master if outside is None else outside, conf or {})
-    builder = SparkSession.builder.appName(app_name)
-    if outside is None:
-        builder = builder.master(master)
-    builder = (builder.config("spark.sql.session.timeZone", "UTC")
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false"))
-    for key, value in conf.items():
-        builder = builder.config(key, str(value))
-    session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
+        raise MissingDependencyError("PySpark", PYSPARK_FIX) from err
+    conf = dict(conf or {})
+    outside = chosen_outside(remote)
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        session = active
+    elif remote and outside is None:
+        session = SparkSession.builder.remote(remote).appName(app_name).getOrCreate()
+    elif outside == "SPARK_REMOTE":
+        session = SparkSession.builder.appName(app_name).getOrCreate()  # PySpark reads SPARK_REMOTE itself
+    else:
+        session = _classic(None if outside else (master or "local[*]"), app_name, conf)
+    _set_session_conf(session, conf, created=active is None)
     return session
+
+
+def _classic(master: str | None, app_name: str, conf: dict[str, Any]) -> Any:
+    """Start (or join spark-submit's) classic session, with every setting of
+    `conf` and wid's defaults; `master` None leaves it to the launcher."""
+    from pyspark.sql import SparkSession
+
+    check_java()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
+    for key, value in {**CLASSIC_DEFAULTS, **SESSION_DEFAULTS, **conf}.items():
+        builder = builder.config(key, str(value))
+    return builder.getOrCreate()
+
+
+def _set_session_conf(session: Any, conf: dict[str, Any], created: bool) -> None:
+    """Set wid's session defaults (with the local-master shuffle partitions
+    when wid created the session) and the settings of `conf` a client may
+    change on `session`; a running session keeps its own shuffle
+    partitions unless `conf` sets them."""
+    master = str(session.conf.get("spark.master", "") or "") if created and not is_connect(session) else ""
+    wanted = session_conf(master, conf) if created else {**SESSION_DEFAULTS, **conf}
+    kept = []
+    for key, value in wanted.items():
+        if str(session.conf.get(key, None)) == str(value):
+            continue
+        if session.conf.isModifiable(key):
+            session.conf.set(key, str(value))
+        elif key in conf:
+            kept.append(key)
+    if kept:
+        LOG.info("these settings are the running session's or the server's, and stay as they are: %s",
+                 ", ".join(sorted(kept)))
+
+
+__all__ = ["chosen_outside", "is_connect", "local_cores", "session_conf", "spark_session"]

@@ -1,11 +1,14 @@
 """Starting a streaming query of wid's: the WID operator's rows written
 through ``foreachBatch`` (every wid sink is a batch writer that upserts by
 natural key, so a replayed micro-batch overwrites itself), on a checkpoint
-a crash during its very first offset-log write cannot leave unusable."""
+a crash during its very first offset-log write cannot leave unusable.
+Everything here goes through the session's public API, so it serves a
+Spark Connect session as it does a classic one."""
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -15,33 +18,72 @@ from pyspark.sql.streaming.query import StreamingQuery
 Handler = Callable[[DataFrame, int], None]
 
 
-def discard_interrupted_first_offset(spark: SparkSession, checkpoint: str) -> list[str]:
-    """Delete what a crash during a query's very first offset-log write left
-    in `checkpoint`, and return the names deleted.
+VERIFY_NEW = "spark.sql.streaming.verifyCheckpointDirectoryEmptyOnStart"
 
-    Spark writes ``offsets/0`` as a hidden temporary file (``.0.<uuid>.tmp``
-    and its ``.crc``) renamed into place when complete. A process killed
-    before the rename leaves only the temporary files; on restart no batch
-    is logged, so Spark verifies that the checkpoint is new, finds
-    ``offsets`` not empty and refuses to start, on every later attempt
-    (``STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY``, from
-    ``MicroBatchExecution.verifyNewCheckpointDirectory``). Seen when
-    `tests/test_crash_recovery.py` killed ``wid run`` in that instant. Such
-    files are never read, and nothing was processed: deleting them is what
-    Spark's message asks for, limited to this case. Only when every file in
-    ``offsets`` is such a temporary file; works on any Hadoop file system."""
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None
-    offsets = jvm.org.apache.hadoop.fs.Path(checkpoint, "offsets")
-    fs = offsets.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
-    if not fs.exists(offsets):
-        return []
-    names = [status.getPath().getName() for status in fs.listStatus(offsets)]
-    if any(not (n.startswith(".") and n.endswith((".tmp", ".tmp.crc"))) for n in names):
-        return []
-    for name in names:
-        fs.delete(jvm.org.apache.hadoop.fs.Path(offsets, name), False)
-    return names
+
+def visible_files(spark: SparkSession, path: str) -> list[str]:
+    """The files under `path` (recursively) that Spark's file sources list:
+    not hidden (names starting with ``.`` or ``_``). None there, or no
+    `path`: []. Listed through Spark, so any file system serves, on Spark
+    Connect too."""
+    try:
+        return list(spark.read.option("recursiveFileLookup", "true").text(path).inputFiles())
+    except Exception as err:  # noqa: BLE001 - a path not there yet is the only expected failure
+        if "PATH_NOT_FOUND" in str(err) or "does not exist" in str(err):
+            return []
+        raise
+
+
+def never_logged(spark: SparkSession, checkpoint: str) -> bool:
+    """Whether `checkpoint` holds no logged micro-batch, no commit and no
+    state: at most the hidden temporary files of an offset-log write a crash
+    interrupted (see `start`)."""
+    root = checkpoint.rstrip("/")
+    return not any(visible_files(spark, f"{root}/{part}") for part in ("offsets", "commits", "state"))
+
+
+def start(output: DataFrame, checkpoint: str, handle: Handler, trigger: dict[str, Any],
+          name: str | None = None) -> StreamingQuery:
+    """Start `output` (append mode) with `handle` called on each
+    micro-batch. `trigger` is passed to Spark's ``DataStreamWriter.trigger``
+    (``{"availableNow": True}``, ``{"processingTime": "10 seconds"}``, ...).
+
+    Spark writes ``offsets/0`` as a hidden temporary file renamed into place
+    when complete. A process killed before the rename leaves only that
+    file; on restart no batch is logged, so Spark verifies that the
+    checkpoint is new, finds ``offsets`` not empty and refuses to start, on
+    every later attempt (``STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY``).
+    Such a file is never read, and nothing was processed: when the
+    checkpoint holds no logged batch, no commit and no state
+    (`never_logged`), the query starts with that check off, which is what
+    Spark's message asks for, limited to this case. The check stays on
+    otherwise (it guards against two queries sharing a checkpoint)."""
+    spark = output.sparkSession
+    writer = (output.writeStream.outputMode("append").foreachBatch(handle)
+              .option("checkpointLocation", checkpoint).trigger(**trigger))
+    if name:
+        writer = writer.queryName(name)
+    if not (spark.conf.isModifiable(VERIFY_NEW) and never_logged(spark, checkpoint)):
+        return writer.start()
+    before = spark.conf.get(VERIFY_NEW, None)
+    spark.conf.set(VERIFY_NEW, "false")
+    try:
+        query = writer.start()
+        _past_initialization(query)  # the query reads the setting then, from the session
+    finally:
+        if before is None:
+            spark.conf.unset(VERIFY_NEW)
+        else:
+            spark.conf.set(VERIFY_NEW, before)
+    return query
+
+
+def _past_initialization(query: StreamingQuery, poll_s: float = 0.01) -> None:
+    """Wait until `query` has found where to start (Spark's status message
+    leaves ``Initializing sources`` once the start offsets are known, after
+    its checkpoint checks) or has stopped."""
+    while query.isActive and query.status["message"] == "Initializing sources":
+        time.sleep(poll_s)
 
 
 def batch_timestamp_ms(spark: SparkSession, checkpoint: str, batch_id: int) -> int | None:
@@ -57,15 +99,4 @@ def batch_timestamp_ms(spark: SparkSession, checkpoint: str, batch_id: int) -> i
     return int(json.loads(lines[1])["batchTimestampMs"]) if len(lines) > 1 else None
 
 
-def start(output: DataFrame, checkpoint: str, handle: Handler, trigger: dict[str, Any],
-          name: str | None = None) -> StreamingQuery:
-    """Start `output` (append mode) with `handle` called on each
-    micro-batch. `trigger` is passed to Spark's ``DataStreamWriter.trigger``
-    (``{"availableNow": True}``, ``{"processingTime": "10 seconds"}``, ...)."""
-    discard_interrupted_first_offset(output.sparkSession, checkpoint)
-    writer = (output.writeStream.outputMode("append").foreachBatch(handle)
-              .option("checkpointLocation", checkpoint).trigger(**trigger))
-    return writer.queryName(name).start() if name else writer.start()
-
-
-__all__ = ["Handler", "batch_timestamp_ms", "discard_interrupted_first_offset", "start"]
+__all__ = ["VERIFY_NEW", "Handler", "batch_timestamp_ms", "never_logged", "start", "visible_files"]

@@ -297,8 +297,10 @@ class PipelineSpec:
     are unioned by column name, each source keeping its own watermark, and
     the window stage runs on the minimum over sources; `transform_sql` reads
     each by its name (its watermark then applies after the pre-stage).
-    `spark` holds Spark settings (``master``, and ``conf`` keys); the embedded
-    default is ``local[*]``. `base_dir` is the directory relative paths are
+    `spark` holds where Spark runs and its settings (`check_spark`:
+    ``master`` or ``remote``, and ``conf``); the embedded default is
+    ``local[*]``, and a master or Spark Connect server chosen outside wid
+    holds over both (`wid.spark.spark_session`). `base_dir` is the directory relative paths are
     resolved against (the TOML file's directory); it is not serialised.
     """
 
@@ -315,6 +317,7 @@ class PipelineSpec:
 
     def __post_init__(self) -> None:
         check_name_and_sources(self.name, self.sources)
+        check_spark(self.spark)
         if self.transform_sql is not None and not self.transform_sql.strip():
             raise ConfigError("transform.sql", "is empty", "remove [transform] sql or write a query")
         if self.stream.trigger == REAL_TIME and (bad := misfit(self.window, [s.format for s in self.sources], self.target.kind,
@@ -331,6 +334,32 @@ class PipelineSpec:
     @property
     def sources(self) -> tuple[SourceSpec, ...]:
         return (self.source, *self.more_sources)
+
+
+SPARK_KEYS = ("master", "remote", "conf")
+
+
+def check_spark(spark: dict[str, Any]) -> None:
+    """The ``[spark]`` table: `master` (``local[*]``, ``spark://host:7077``,
+    ``yarn``...) or `remote` (a Spark Connect server, ``sc://host:15002``),
+    not both, and `conf`, a table of Spark settings. Raises ConfigError
+    naming the key."""
+    for key in spark:
+        if key not in SPARK_KEYS:
+            raise ConfigError(f"spark.{key}", "unknown key", "use " + ", ".join(SPARK_KEYS))
+    for key in ("master", "remote"):
+        if key in spark and (not isinstance(spark[key], str) or not spark[key]):
+            raise ConfigError(f"spark.{key}", f"must be a string, got {spark[key]!r}")
+    if "master" in spark and "remote" in spark:
+        raise ConfigError("spark.remote", "a pipeline runs either on a master or on a Spark Connect server",
+                          "keep one of master and remote")
+    if "remote" in spark and not str(spark["remote"]).startswith("sc://"):
+        raise ConfigError("spark.remote", f"a Spark Connect URL starts with sc://, got {spark['remote']!r}",
+                          'e.g. remote = "sc://127.0.0.1:15002"')
+    if str(spark.get("master", "")).startswith("sc://"):
+        raise ConfigError("spark.master", "sc:// names a Spark Connect server", f"write remote = {spark['master']!r}")
+    if not isinstance(spark.get("conf", {}), dict):
+        raise ConfigError("spark.conf", "must be a table of Spark settings")
 
 
 def check_name_and_sources(name: object, sources: tuple[SourceSpec, ...]) -> None:
@@ -366,6 +395,7 @@ class JoinPipelineSpec:
 
     def __post_init__(self) -> None:
         check_name_and_sources(self.name, self.sources)
+        check_spark(self.spark)
         if not isinstance(self.join, JoinStage):
             raise ConfigError("join", "must be a JoinStage")
         names = [s.name for s in self.sources]

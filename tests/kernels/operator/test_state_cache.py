@@ -149,13 +149,28 @@ def test_a_shard_call_with_the_copy_off_then_on_again_reads_the_changed_state(tm
     local = LocalOperator(window, SCHEMA, shards=1)
     output = pa.schema([(KIND, pa.string()), (START, pa.int64()), (END, pa.int64()), (FINAL, pa.bool_()),
                         ("k", pa.string()), ("s", pa.float64()), (STATS, pa.string())])
-    monkeypatch.setattr(shard_call, "cache_root", lambda _: tmp_path)
+    monkeypatch.setattr(shard_call, "cache_root", lambda _, __: tmp_path)
     store = MemoryStore()
     sums = []
     for i, (ts, cache) in enumerate([(1, True), (2, False), (25, True)]):
         rows = local._table(MicroBatch([("a", {"k": "a", "ts": ts, "v": float(ts), "w": 0})], i), BatchResult())
         packed = [b.to_pandas() for b in pack(iter(rows.to_batches()), keys=[0], scoped=False)]
-        call = shard_call.ShardCall(local.spec).emitting(output, cache)
+        call = shard_call.ShardCall(local.spec).emitting(output, "plan" if cache else None)
         out = pd.concat(list(call.handle(store, iter(packed))))
         sums += list(out.loc[out[KIND] == "w", "s"])
     assert sums == [3.0]
+
+
+def test_drop_removes_the_plan_directories_on_this_host_and_nothing_else(tmp_path: Path) -> None:
+    from wid.kernels.operator.state_cache import CACHE_DIR, cache_root, drop
+
+    mine, other = cache_root(str(tmp_path), "plan-a"), cache_root(str(tmp_path), "plan-b")
+    assert mine is not None and other is not None
+    for d in (mine, other):
+        d.mkdir(parents=True)
+        (d / "token").write_bytes(b"x")
+    elsewhere = tmp_path / "not-a-cache" / "plan-a"  # not under wid-state-cache: never touched
+    elsewhere.mkdir(parents=True)
+    absent = str(tmp_path / "other-host" / CACHE_DIR / "plan-a")
+    assert drop([str(mine), str(elsewhere), absent]) == [str(mine)]
+    assert not mine.exists() and (other / "token").exists() and elsewhere.exists()

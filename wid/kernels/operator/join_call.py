@@ -19,6 +19,7 @@ class JoinCall(ShardCall):
     def __init__(self, shape: JoinShape) -> None:  # noqa: D107
         self.shape = shape
         self.output = pa.schema([])
+        self.cache_id = None
 
     def run(self, store: Store, rows: pa.Table, sources: dict[str, SourceBatch], batch_ms: int) -> ShardOutput:
         return run_join_batch(self.shape, store, rows, sources, batch_ms)

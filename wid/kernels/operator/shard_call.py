@@ -32,30 +32,33 @@ class ShardCall:
     def __init__(self, spec: OperatorSpec) -> None:
         self.spec = spec
         self.output = pa.schema([])
-        self.cache_state = True
+        self.cache_id: str | None = None
 
-    def emitting(self, schema: pa.Schema, cache_state: bool = True) -> ShardCall:
+    def emitting(self, schema: pa.Schema, cache_id: str | None = None) -> ShardCall:
         """A copy that returns its rows in `schema` (the plan's output
-        columns) and caches state on the host if `cache_state`."""
+        columns) and, given a `cache_id` (the plan's), caches state on the
+        host, in that plan's directory."""
         bound = copy.copy(self)
-        bound.output, bound.cache_state = schema, cache_state
+        bound.output, bound.cache_id = schema, cache_id
         return bound
 
     def handle(self, store: Store, packed: Iterator[pd.DataFrame], work_dir: str | None = None
                ) -> Iterator[pd.DataFrame]:
         """The shard's output frames for its `packed` frames (columns `DATA`
         and `SUMMARY`, `wid.kernels.operator.packing`); `work_dir` is the
-        executor's work directory, which holds the host-local state cache."""
+        executor's work directory, which holds the host-local state cache;
+        the shard's counts name the cache's directory (``cache_dir``)."""
         blobs: list[bytes] = []
         summaries: list[str] = []
         for frame in packed:
             blobs.extend(frame[DATA])
             summaries.extend(frame[SUMMARY])
-        root = cache_root(work_dir) if self.cache_state else None
+        root = cache_root(work_dir, self.cache_id) if self.cache_id else None
         cached = None if root is None else CachedStore(store, root)
         out = self.run(cached or uncached(store), *received(blobs, summaries))
         if cached is not None:
             cached.finish()
+            out.stats["cache_dir"] = str(root)  # for its removal when the query ends
         yield from frames(out, self.output)
 
     def run(self, store: Store, rows: pa.Table, sources: dict[str, SourceBatch], batch_ms: int) -> ShardOutput:

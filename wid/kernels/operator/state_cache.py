@@ -21,12 +21,15 @@ restarts read); this cache only saves the trip back:
   restart from an older checkpoint or a shard moved to another host finds
   another token or no file, and reads the state store as before.
 
-The files live in the Spark application's directory on the executor
-(`SparkFiles`), which goes with the application (at exit in local mode
-and on YARN; on a standalone worker, by ``spark.worker.cleanup``). Each
-new file replaces the shard's previous one on the same host; files a shard
-left on hosts it no longer runs on, or that a failed attempt wrote, stay
-until then: at most the state's size once per host a shard ran on.
+The files live in a directory of the operator plan (a fresh id for each
+compiled plan) under the Spark application's directory on the executor
+(`SparkFiles`). Each new file replaces the shard's previous one on the same
+host; each shard reports its directory with its counts, and when a
+pipeline's query ends its runner removes every directory reported
+(`drop`, run as a small Spark job until each is gone:
+`wid.spark.operator.cache_files`). What a killed driver left goes with the
+application (at exit in local mode and on YARN; on a standalone worker, by
+``spark.worker.cleanup``).
 Runs on executors: pyarrow and the standard library.
 """
 
@@ -34,8 +37,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -47,10 +51,36 @@ CACHE_DIR = "wid-state-cache"
 SCHEMA = pa.schema([("key", pa.string()), ("blob", pa.binary())])  # blob NULL: deleted
 
 
-def cache_root(work_dir: str | None) -> Path | None:
-    """The cache directory under an executor's work directory (None: not on
-    an executor, so nothing is cached)."""
-    return Path(work_dir) / CACHE_DIR if work_dir else None
+def cache_root(work_dir: str | None, cache_id: str) -> Path | None:
+    """The cache directory of one operator plan (`cache_id`, fresh for each
+    plan) under an executor's work directory (None: not on an executor, so
+    nothing is cached)."""
+    return Path(work_dir) / CACHE_DIR / cache_id if work_dir else None
+
+
+def drop(directories: list[str]) -> list[str]:
+    """Remove those of `directories` (cache directories, `cache_root`) that
+    are on this host; returns the ones removed."""
+    removed = []
+    for directory in directories:
+        path = Path(directory)
+        if path.parent.name == CACHE_DIR and path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(directory)
+    return removed
+
+
+def dropping(batches: Iterator[pa.RecordBatch], cache_id: str, directories: list[str],
+             work_dir: Callable[[], str | None]) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` form of `drop`: removes plan `cache_id`'s directory in
+    this executor's `work_dir()` (reported or not: a micro-batch that failed
+    reported nothing) and those of `directories` on this host; one column
+    ``removed`` (string), the directories removed (input rows are ignored)."""
+    for _ in batches:
+        pass
+    own = cache_root(work_dir(), cache_id)
+    removed = drop([*directories, *([str(own)] if own is not None else [])])
+    yield pa.record_batch([pa.array(removed, pa.string())], names=["removed"])
 
 
 def uncached(store: Store) -> Store:
@@ -132,4 +162,4 @@ class CachedStore:
                 (self.root / self.old).unlink(missing_ok=True)
 
 
-__all__ = ["CACHE_DIR", "TOKEN", "CachedStore", "cache_root", "uncached"]
+__all__ = ["CACHE_DIR", "TOKEN", "CachedStore", "cache_root", "drop", "dropping", "uncached"]

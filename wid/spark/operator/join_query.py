@@ -112,10 +112,11 @@ def _output_schema(left: DataFrame, right: DataFrame, join: WindowJoin) -> T.Str
 
 
 def operator_rows(left: DataFrame, right: DataFrame, join: WindowJoin, *, left_source: str = "left",
-                  right_source: str = "right") -> DataFrame:
+                  right_source: str = "right", cache_id: str | None = None) -> DataFrame:
     """The operator's output over two prepared streaming sides
     (`wid.spark.join.prepare_side`): every kind of row (`KIND`: ``w`` a
-    fired left row, ``l`` a late row, ``s`` a shard's counts)."""
+    fired left row, ``l`` a late row, ``s`` a shard's counts); `cache_id`
+    as in `wid.spark.operator.query.through_shards`."""
     from wid.spark.ranks import sortable
 
     _, shards = operator_layout(left.sparkSession)
@@ -126,7 +127,7 @@ def operator_rows(left: DataFrame, right: DataFrame, join: WindowJoin, *, left_s
         _side_rows(right, join, "right", right_source), allowMissingColumns=True)
     schema = _output_schema(left, right, join)
     return through_shards(rows, list(key_names(join)), JoinCall(shape), schema,
-                          constants=NO_PUNCTUATION)
+                          constants=NO_PUNCTUATION, cache_id=cache_id)
 
 
 def fired_rows(rows: DataFrame, join: WindowJoin, columns: list[str]) -> DataFrame:

@@ -205,9 +205,12 @@ def operator_layout(spark: SparkSession) -> tuple[int, int]:
     return partitions, int(spark.conf.get(SHARDS_CONF, str(partitions)) or partitions)
 
 
-def compile_operator(sources: Mapping[str, DataFrame], window: Window, pipeline: str) -> OperatorPlan:
+def compile_operator(sources: Mapping[str, DataFrame], window: Window, pipeline: str,
+                     cache_id: str | None = None) -> OperatorPlan:
     """The WID operator over several named sources (their rows as read: the
-    operator prepares them, and marks the punctuation predicate's rows)."""
+    operator prepares them, and marks the punctuation predicate's rows);
+    with a `cache_id`, its shards keep a host-local copy of their state
+    (see `through_shards`)."""
     first = next(iter(sources.values()))
     spark = first.sparkSession
     _, shards = operator_layout(spark)
@@ -225,7 +228,7 @@ def compile_operator(sources: Mapping[str, DataFrame], window: Window, pipeline:
     scoped = bool(window.punctuation is not None and window.punctuation.scope)
     schema = _output_schema(first, window, dead_letter)
     return OperatorPlan(through_shards(rows, list(keys), ShardCall(spec), schema, scoped=scoped,
-                                       constants=constants), spec)
+                                       constants=constants, cache_id=cache_id), spec)
 
 
 def unsent(window: Window, sources: Mapping[str, DataFrame]) -> dict[str, object]:
@@ -238,14 +241,21 @@ def unsent(window: Window, sources: Mapping[str, DataFrame]) -> dict[str, object
 
 
 def through_shards(rows: DataFrame, keys: list[str], call: ShardCall, schema: T.StructType, *,
-                   scoped: bool = False,
-                   constants: Mapping[str, object] | None = None) -> DataFrame:
+                   scoped: bool = False, constants: Mapping[str, object] | None = None,
+                   cache_id: str | None = None) -> DataFrame:
     """`rows` (the operator's input columns but those named in `constants`)
     sharded by ``pmod(xxhash64(keys), shards)``, packed per shard, through
     `call` (once per shard and micro-batch, inside `WidProcessor`), which
     sees the `constants` columns again and returns rows in `schema`
-    (`wid.kernels.operator.output`). `shipped` modules go to executors by
-    value with the operator's own."""
+    (`wid.kernels.operator.output`).
+
+    With a `cache_id` (fresh for the plan; and unless
+    ``spark.wid.operator.stateCache`` is ``false``) the shards keep a
+    host-local copy of their state (`wid.kernels.operator.state_cache`) in
+    a directory of that name, which whoever runs the query removes when it
+    ends (`wid.spark.operator.cache_files.drop_cache_dirs`): wid's pipeline
+    runner does; a stream started by hand runs without the copy unless it
+    asks for it."""
     spark = rows.sparkSession
     partitions, shards = operator_layout(spark)
     shard_of = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(shards)) if keys else F.lit(0)
@@ -255,8 +265,8 @@ def through_shards(rows: DataFrame, keys: list[str], call: ShardCall, schema: T.
     packed = rows.mapInArrow(functools.partial(pack, keys=shard_keys(spark, shards, partitions), scoped=scoped,
                                                constants=dict(constants or {})), T.StructType.fromJson(_packed_json()))
     arrow = to_arrow_schema(schema, timezone=spark.conf.get("spark.sql.session.timeZone") or "UTC")
-    cache_state = (spark.conf.get(STATE_CACHE_CONF, "true") or "true").lower() != "false"
-    processor = WidProcessor(call.emitting(arrow, cache_state))  # pickles the call: after `ship`
+    cache_state = cache_id is not None and (spark.conf.get(STATE_CACHE_CONF, "true") or "true").lower() != "false"
+    processor = WidProcessor(call.emitting(arrow, cache_id if cache_state else None))  # pickles the call: after `ship`
     return packed.groupBy(KEY).transformWithStateInPandas(processor, schema, "Append", "None")
 
 

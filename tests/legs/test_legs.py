@@ -1,0 +1,115 @@
+"""The legs of the suite: the tests marked ``leg`` (every window kind in
+batch and on a stream with every late-data policy through pipelines, the
+window join in batch and on a stream, SQLite and PostgreSQL sinks, each
+against the oracles) run again where Spark users run, each in its own
+pytest process pointed at another Spark by ``tests/conftest.py``:
+
+- a Spark Connect server on 127.0.0.1, from a client environment holding
+  the thin ``pyspark-client`` and wid (``pip install 'wid[connect]'``),
+  no full PySpark; then the ``wid`` command of that environment reaches the
+  server through ``--remote`` and through ``SPARK_REMOTE``;
+- a standalone cluster of two workers on 127.0.0.1, whose executors run a
+  Python that has PySpark and its Arrow libraries but not wid;
+- the oldest Spark wid supports (`wid.versions.SPARK_MIN`).
+
+Passing in each is the same answer as in local mode, where the same tests
+pass against the same oracles. The servers come from the PySpark package
+(`tools.spark_servers`); the environments are built once
+(`tools.python_envs`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pyspark
+import pytest
+
+from tests.fixtures import good_rows, land, pipeline_toml
+from tests.sink_check import assert_same_rows, folded, read_table
+from tools import python_envs, spark_servers
+from wid.kernels.operator.state_cache import CACHE_DIR
+from wid.semantics.stream_oracle import MicroBatch, run_stream
+from wid.spec.toml_io import load_pipeline
+from wid.versions import SPARK_MIN
+
+REPO = python_envs.REPO
+EXECUTOR_PACKAGES = ["numpy>=1.26", "pandas>=2.2,<3", "pyarrow>=25", "protobuf>=5"]  # what the README says executors need
+
+
+def run_leg(python: str, env: Mapping[str, str], timeout_s: float = 2400) -> None:
+    """Run the ``leg`` tests with `python` and `env` added to this
+    environment; fail with their report's end when any fails."""
+    done = subprocess.run([python, "-m", "pytest", "-m", "leg", "-q", "-p", "no:cacheprovider", "-W",
+                           "ignore::UserWarning", "tests"], cwd=REPO, env={**os.environ, **env}, capture_output=True,
+                          text=True, timeout=timeout_s)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+
+
+def thin_client() -> Path:
+    """An environment with wid and Spark Connect's thin client, and the
+    test packages; no full PySpark."""
+    return python_envs.ensure("connect-client", ["-e", f"{REPO}[connect,test]"])
+
+
+@pytest.fixture(scope="module")
+def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[spark_servers.Server]:
+    server = spark_servers.start_connect(tmp_path_factory.mktemp("connect"))
+    yield server
+    spark_servers.stop(server)
+
+
+def test_the_leg_on_a_spark_connect_server_from_the_thin_client(connect_server: spark_servers.Server) -> None:
+    python = thin_client()
+    has = subprocess.run([str(python), "-m", "pip", "show", "pyspark"], capture_output=True, text=True)
+    assert has.returncode != 0, "the thin client's environment holds the full PySpark"
+    run_leg(str(python), {"WID_TEST_REMOTE": connect_server.url})
+
+
+@pytest.mark.parametrize("how", ["--remote", "SPARK_REMOTE"])
+def test_wid_run_reaches_a_connect_server(connect_server: spark_servers.Server, tmp_path: Path, how: str) -> None:
+    rows = good_rows(30)
+    files = [rows[i:i + 10] for i in range(0, 30, 10)]
+    land(tmp_path / "land", [[json.dumps(r) for r in f] for f in files])
+    (tmp_path / "pipeline.toml").write_text(pipeline_toml('kind = "tumbling"\nduration_ms = 10000', name="remote"))
+    wid = thin_client().parent / "wid"
+    args, env = ([str(wid), "run", "--quiet", "--remote", connect_server.url, "pipeline.toml"], {}) \
+        if how == "--remote" else ([str(wid), "run", "--quiet", "pipeline.toml"], {"SPARK_REMOTE": connect_server.url})
+    done = subprocess.run(args, cwd=tmp_path, env={**os.environ, **env}, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "rows in = rejected + late + aggregated" in done.stdout and "30 = 0 + 0 + 30" in done.stdout.replace(",", "")
+
+    spec = load_pipeline(tmp_path / "pipeline.toml")
+    written = read_table(str(tmp_path / "out.sqlite"), "windows")
+    results = run_stream([MicroBatch([("source", r) for r in f]) for f in files], spec.window)
+    assert_same_rows(spec.window, written, folded(spec.window, results, list(written[0])))
+
+
+def test_the_leg_on_a_standalone_cluster_whose_executors_lack_wid(tmp_path: Path) -> None:
+    executors = python_envs.ensure(f"executor-pyspark-{pyspark.__version__}",
+                                   [f"pyspark=={pyspark.__version__}", *EXECUTOR_PACKAGES])
+    lacks = subprocess.run([str(executors), "-c", "import wid"], cwd=tmp_path, capture_output=True, text=True)
+    assert "No module named 'wid'" in lacks.stderr
+    cluster = spark_servers.start_cluster(tmp_path / "cluster", workers=2)
+    try:
+        run_leg(sys.executable, {"WID_TEST_MASTER": cluster.url, "PYSPARK_PYTHON": str(executors),
+                                 "PYSPARK_DRIVER_PYTHON": sys.executable})
+        executor_dirs = [p for p in (tmp_path / "cluster").glob("worker-*/app-*/*") if p.is_dir()]
+        assert len({p.parent.parent.name for p in executor_dirs}) == 2  # both workers ran executors
+        left = [str(f) for d in executor_dirs for f in d.glob(f"{CACHE_DIR}/**/*") if f.is_file()]
+        assert left == []  # each stream's state cache went with its query
+    finally:
+        spark_servers.stop(cluster)
+
+
+def test_the_leg_on_the_oldest_supported_spark() -> None:
+    python = python_envs.ensure(f"pyspark-{SPARK_MIN}", [f"pyspark[connect]=={SPARK_MIN}", "-e", f"{REPO}[test]"])
+    version = subprocess.run([str(python), "-c", "import pyspark; print(pyspark.__version__)"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+    assert version == SPARK_MIN
+    run_leg(str(python), {})
