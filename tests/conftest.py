@@ -12,6 +12,18 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
 
+def delta_runs() -> bool:
+    """Whether this environment runs Delta: the delta-spark package is
+    installed and Delta has a jar for the installed PySpark."""
+    import importlib.util
+
+    from wid.spec.lakehouse import installed_spark_version, package_for
+
+    version = installed_spark_version()
+    return importlib.util.find_spec("delta") is not None and version is not None \
+        and package_for("delta", version) is not None
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
     import pyspark
@@ -23,7 +35,12 @@ def spark() -> Iterator[object]:
     # RocksDB state): Spark's default 1 GiB driver heap ran out late in the run. It carries Spark's
     # Kafka connector, as a pipeline that names Kafka gets it.
     conf = {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2", "spark.driver.memory": "4g"}
-    session = spark_session(master="local[2]", conf=with_connector(conf, pyspark.__version__))
+    conf = with_connector(conf, pyspark.__version__)
+    if delta_runs():  # the Delta leg (tests marked delta): the session carries Delta, as a pipeline writing it does
+        from wid.io import lakehouse
+
+        conf = lakehouse.with_connector(conf, pyspark.__version__)
+    session = spark_session(master="local[2]", conf=conf)
     yield session
     session.stop()
 
@@ -106,3 +123,8 @@ def postgres_server() -> Iterator[PostgresServer]:
 def postgres_url(postgres_server: PostgresServer) -> str:
     """The URL of the suite's PostgreSQL server."""
     return postgres_server.url
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "delta: needs Delta Lake (the delta-spark package on a PySpark Delta "
+                                       "supports; run with -m delta in that environment)")

@@ -10,6 +10,7 @@ from typing import Any
 
 from wid.errors import ConfigError
 from wid.spec.join import JoinStage
+from wid.spec.lakehouse import check_spark, installed_spark_version
 from wid.spec.names import check_identifier, check_name
 from wid.spec.real_time import REAL_TIME_BATCH, misfit
 from wid.spec.real_time import TRIGGER as REAL_TIME
@@ -20,8 +21,9 @@ SOURCE_FORMATS = ("csv", "json", "parquet", "python", "rate", "rate-micro-batch"
 FILE_FORMATS = ("csv", "json", "parquet")
 STREAM_ONLY = ("rate", "rate-micro-batch", "kafka")
 TRIGGERS = ("available-now", "once", REAL_TIME)
-SINK_KINDS = ("sqlite", "postgres", "parquet", "console", "kafka")
+SINK_KINDS = ("sqlite", "postgres", "parquet", "console", "kafka", "delta")
 SQL_SINKS = ("sqlite", "postgres")
+TABLE_FORMATS = ("delta",)  # MERGE on the natural key into a table at `path` (wid.io.lakehouse)
 # A Kafka source's message timestamp, position and value columns (wid.io.kafka); with a topic and
 # a partition a source keeps one watermark per partition (wid.semantics.watermark.clock).
 KAFKA_EVENT_TIME, KAFKA_TOPIC, KAFKA_PARTITION, KAFKA_VALUE = "_event_ts", "_topic", "_partition", "_value"
@@ -155,6 +157,14 @@ class SinkSpec:
       key (JSON), the row as JSON for value: a compacted topic keeps each
       window's latest value. Dead letters are the original messages' key and
       value bytes with the reason in headers (`wid.io.kafka`).
+    - ``delta``: `path`, the Delta table's directory or URI (created on the
+      first write with the rows' schema); `options` are Delta's writer
+      options for that creation (``delta.*`` table properties). Rows are
+      merged on the natural key (``MERGE INTO``), a stream's micro-batch
+      once (Delta's ``txnAppId``/``txnVersion``, `wid.io.lakehouse`).
+      Refused on a Spark version Delta has no release for
+      (`wid.spec.lakehouse.check_spark`: the installed PySpark's version,
+      no JVM needed).
 
     A database sink retries a transient error (connection refused or lost,
     serialization failure, deadlock, a locked SQLite file) up to `retries`
@@ -182,7 +192,7 @@ class SinkSpec:
     def __post_init__(self) -> None:
         if self.kind not in SINK_KINDS:
             raise ConfigError("kind", f"unknown sink kind {self.kind!r}", "use one of " + ", ".join(SINK_KINDS))
-        if self.kind in ("sqlite", "parquet") and not self.path:
+        if self.kind in ("sqlite", "parquet", *TABLE_FORMATS) and not self.path:
             raise ConfigError("path", f"kind = '{self.kind}' needs a path")
         if self.kind == "sqlite" and is_uri(str(self.path)):
             raise ConfigError("path", f"SQLite writes a local file, not {self.path!r}",
@@ -192,6 +202,8 @@ class SinkSpec:
         if self.kind == "postgres":
             self._check_connection()
         self._check_kafka()
+        if self.kind in TABLE_FORMATS:
+            self._check_table_format()
         if self.mode not in ("append", "overwrite"):
             raise ConfigError("mode", f"must be 'append' or 'overwrite', got {self.mode!r}")
         for name, low in (("rows", 1), ("retries", 0), ("retry_backoff_ms", 0)):
@@ -211,6 +223,17 @@ class SinkSpec:
         if self.bootstrap_servers is None and "kafka.bootstrap.servers" not in self.options:
             raise ConfigError("bootstrap_servers", "kind = 'kafka' needs the brokers",
                               'e.g. bootstrap_servers = "127.0.0.1:9092"')
+
+    def _check_table_format(self) -> None:
+        if not isinstance(self.path, str) or not self.path.strip():
+            raise ConfigError("path", f"kind = '{self.kind}' needs the table's directory or URI, got {self.path!r}")
+        if self.table is not None:
+            raise ConfigError("table", f"kind = '{self.kind}' writes the table at `path`, not a catalog table",
+                              "remove table and give path (a directory, or a URI such as s3a://bucket/windows)")
+        if self.mode != "append":
+            raise ConfigError("mode", f"kind = '{self.kind}' merges on the natural key; it has no mode",
+                              "remove mode")
+        check_spark(self.kind, installed_spark_version())
 
     def _check_connection(self) -> None:
         if (self.url is None) == (self.url_env is None):
@@ -315,6 +338,7 @@ class PipelineSpec:
 
     def __post_init__(self) -> None:
         check_name_and_sources(self.name, self.sources)
+        check_distinct_tables(self.target, self.dead_letter)
         if self.transform_sql is not None and not self.transform_sql.strip():
             raise ConfigError("transform.sql", "is empty", "remove [transform] sql or write a query")
         if self.stream.trigger == REAL_TIME and (bad := misfit(self.window, [s.format for s in self.sources], self.target.kind,
@@ -343,6 +367,14 @@ def check_name_and_sources(name: object, sources: tuple[SourceSpec, ...]) -> Non
                           'give each [[source]] a name = "..."')
 
 
+def check_distinct_tables(target: SinkSpec, dead_letter: SinkSpec) -> None:
+    """The target and the dead letter are not one Delta table (their rows
+    differ in shape, and each micro-batch writes each table once)."""
+    if target.kind in TABLE_FORMATS and dead_letter.kind == target.kind and target.path == dead_letter.path:
+        raise ConfigError("dead_letter.path", f"the dead letter and the target are the same {target.kind} table "
+                          f"{target.path!r}", 'give the dead letter its own path, e.g. "dead_letter.delta"')
+
+
 @dataclass(frozen=True)
 class JoinPipelineSpec:
     """A window-join pipeline (docs/semantics.md#window-join): sources -> `join` (a
@@ -366,6 +398,7 @@ class JoinPipelineSpec:
 
     def __post_init__(self) -> None:
         check_name_and_sources(self.name, self.sources)
+        check_distinct_tables(self.target, self.dead_letter)
         if not isinstance(self.join, JoinStage):
             raise ConfigError("join", "must be a JoinStage")
         names = [s.name for s in self.sources]
