@@ -39,7 +39,7 @@ def spark() -> Iterator[object]:
     if delta_runs():  # the Delta leg (tests marked delta): the session carries Delta, as a pipeline writing it does
         from wid.io import lakehouse
 
-        conf = lakehouse.with_connector(conf, pyspark.__version__)
+        conf = {**lakehouse.with_connector(conf, pyspark.__version__), **lakehouse.LOCAL_SPEED}
     session = spark_session(master="local[2]", conf=conf)
     yield session
     session.stop()

@@ -50,9 +50,9 @@ SPARK_CONF = 'conf = { "spark.sql.shuffle.partitions" = "2", "spark.ui.enabled" 
 def delta_toml(text: str) -> str:
     """A pipeline of `tests.fixtures` writing windows and dead letters to
     Delta tables, its ``[spark.conf]`` bringing Delta's jar (as
-    `wid.io.lakehouse.with_connector` makes it)."""
-    conf = lakehouse.with_connector({"spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false"},
-                                    pyspark.__version__)
+    `wid.io.lakehouse.with_connector` makes it) and `LOCAL_SPEED`."""
+    conf = {**lakehouse.with_connector({"spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false"},
+                                       pyspark.__version__), **lakehouse.LOCAL_SPEED}
     inline = "conf = { " + ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in conf.items()) + " }"
     assert SQLITE_SINKS in text and SPARK_CONF in text
     return text.replace(SQLITE_SINKS, DELTA_SINKS).replace(SPARK_CONF, inline)

@@ -92,6 +92,15 @@ def test_a_table_of_another_shape_or_a_directory_of_other_files_is_refused(spark
     assert not (other / "_delta_log").exists()
 
 
+def test_a_column_name_delta_refuses_is_named(spark: Any, tmp_path: Path) -> None:
+    df = spark.createDataFrame([(1, 2)], "k LONG, `n (all)` LONG")
+    with pytest.raises(ConfigError) as err:
+        lakehouse.merge(df, str(tmp_path / "t"), ["k"])
+    assert err.value.field == "target" and "'n (all)'" in str(err.value) and "columnMapping" in str(err.value)
+    lakehouse.merge(df, str(tmp_path / "t"), ["k"], options={"delta.columnMapping.mode": "name"})
+    assert spark.read.format("delta").load(str(tmp_path / "t")).collect() == [(1, 2)]
+
+
 def test_a_replayed_micro_batch_of_a_real_stream_is_written_once(spark: Any, tmp_path: Path) -> None:
     # A stream's foreachBatch merges micro-batch 1 with the query's marker, then fails before Spark commits
     # it. Restarted on the same checkpoint, Spark replays micro-batch 1; this time the handler would write

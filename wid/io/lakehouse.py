@@ -60,6 +60,11 @@ EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"
+# Delta rebuilds a table's state from its log in 50 tasks by default, sized for big tables on clusters;
+# for the small tables of a local run (2 cores) 2 tasks made each MERGE about 3x faster. Suggested for
+# local runs ([spark] conf, docs/lakehouse.md), set by the tests; wid does not impose it.
+LOCAL_SPEED = {"spark.databricks.delta.snapshotPartitions": "2"}
+DELTA_REFUSES = " ,;{}()\n\t="  # characters of a column name Delta refuses without column mapping
 # Jars delta-spark depends on that PySpark already ships (newer): left out of Ivy's resolution.
 SHIPPED = ("org.apache.hadoop:hadoop-client-runtime", "org.apache.hadoop:hadoop-client-api",
            "com.fasterxml.jackson.core:jackson-databind", "com.fasterxml.jackson.core:jackson-core",
@@ -188,13 +193,29 @@ def table_schema(spark: SparkSession, path: str) -> T.StructType | None:
         raise
 
 
+def check_columns(names: Sequence[str], options: Mapping[str, Any]) -> None:
+    """Raise ConfigError naming the first of `names` Delta cannot hold as a
+    column name (one of `DELTA_REFUSES` in it) unless `options` turn on
+    Delta's column mapping, which can."""
+    if "delta.columnMapping.mode" in options:
+        return
+    bad = [n for n in names if any(c in n for c in DELTA_REFUSES)]
+    if bad:
+        raise ConfigError("target", f"column {bad[0]!r} has a character Delta refuses in a column name "
+                          f"(one of {DELTA_REFUSES!r})",
+                          "rename it (an alias, or a [transform] sql pre-stage), or set "
+                          "options = { \"delta.columnMapping.mode\" = \"name\" }")
+
+
 def ensure_table(df: DataFrame, path: str, options: Mapping[str, Any] | None = None) -> None:
     """Create the Delta table at `path` with `df`'s schema (and `options`,
     Delta's writer options: ``delta.*`` table properties) when there is
-    none. Raises ConfigError when the table has other columns or types, or
-    when a local `path` holds files but no Delta table."""
+    none. Raises ConfigError when the table has other columns or types,
+    when a column name is one Delta refuses (`check_columns`), or when a
+    local `path` holds files but no Delta table."""
     have = table_schema(df.sparkSession, path)
     if have is None:
+        check_columns(df.columns, options or {})
         if not is_uri(path) and Path(path).is_dir() and any(Path(path).iterdir()) \
                 and not (Path(path) / "_delta_log").exists():
             raise ConfigError("target.path", f"{path} holds files but no Delta table",
@@ -256,5 +277,5 @@ def delete(keys: DataFrame, path: str, key: Sequence[str], marker: Txn | None = 
     _run_merge(keys.select(*key).distinct(), path, key, "WHEN MATCHED THEN DELETE", marker)
 
 
-__all__ = ["CATALOG", "EXTENSION", "SHIPPED", "TXN_APP_ID", "TXN_VERSION", "Txn", "delete", "ensure_table",
+__all__ = ["CATALOG", "DELTA_REFUSES", "EXTENSION", "LOCAL_SPEED", "SHIPPED", "TXN_APP_ID", "TXN_VERSION", "Txn", "check_columns", "delete", "ensure_table",
            "merge", "stream_id", "table_ref", "table_schema", "txn", "uses_delta", "with_connector"]
