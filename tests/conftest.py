@@ -36,10 +36,13 @@ def spark() -> Iterator[object]:
     # Kafka connector, as a pipeline that names Kafka gets it.
     conf = {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2", "spark.driver.memory": "4g"}
     conf = with_connector(conf, pyspark.__version__)
-    if delta_runs():  # the Delta leg (tests marked delta): the session carries Delta, as a pipeline writing it does
+    if delta_runs():  # the lakehouse leg (tests marked delta, iceberg): the session carries Delta and, where
+        # Iceberg has a runtime for this Spark, Iceberg, as a pipeline writing them does
         from wid.io import lakehouse
+        from wid.spec.lakehouse import package_for
 
-        conf = {**lakehouse.with_connector(conf, pyspark.__version__), **lakehouse.LOCAL_SPEED}
+        formats = ("delta", "iceberg") if package_for("iceberg", pyspark.__version__) else ("delta",)
+        conf = {**lakehouse.with_connector(conf, pyspark.__version__, formats), **lakehouse.LOCAL_SPEED}
     session = spark_session(master="local[2]", conf=conf)
     yield session
     session.stop()
@@ -127,4 +130,6 @@ def postgres_url(postgres_server: PostgresServer) -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "delta: needs Delta Lake (the delta-spark package on a PySpark Delta "
-                                       "supports; run with -m delta in that environment)")
+                                       "supports; run with -m 'delta or iceberg' in that environment)")
+    config.addinivalue_line("markers", "iceberg: needs Iceberg's runtime (the lakehouse environment, on a PySpark "
+                                       "Iceberg has a runtime for)")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +19,9 @@ import pytest
 
 pytest.importorskip("delta", reason="Delta Lake tests need the delta-spark package (the Delta CI leg)")
 
-import pyspark  # noqa: E402
-
 from tests.crash_harness import KillAt, checkpoint, finish, kill_at, make_stream  # noqa: E402
 from tests.fixtures import COLUMNS, HOPPING, POLICIES, land, pipeline_toml  # noqa: E402
+from tests.lakehouse_check import AfterTableCommit, with_sinks  # noqa: E402
 from tests.pipelines.test_late_data import final_rows, sqlite_time  # noqa: E402
 from tests.sink_check import (  # noqa: E402
     Row,
@@ -41,21 +39,13 @@ from wid.semantics.stream_oracle import MicroBatch, run_stream  # noqa: E402
 from wid.spec.toml_io import load_pipeline, loads_pipeline  # noqa: E402
 
 pytestmark = pytest.mark.delta
-SQLITE_SINKS = ('[target]\nkind = "sqlite"\npath = "out.sqlite"\ntable = "windows"\n\n'
-                '[dead_letter]\nkind = "sqlite"\npath = "out.sqlite"\ntable = "dead_letter"')
 DELTA_SINKS = '[target]\nkind = "delta"\npath = "windows.delta"\n\n[dead_letter]\nkind = "delta"\npath = "dead.delta"'
-SPARK_CONF = 'conf = { "spark.sql.shuffle.partitions" = "2", "spark.ui.enabled" = "false" }'
 
 
 def delta_toml(text: str) -> str:
     """A pipeline of `tests.fixtures` writing windows and dead letters to
-    Delta tables, its ``[spark.conf]`` bringing Delta's jar (as
-    `wid.io.lakehouse.with_connector` makes it) and `LOCAL_SPEED`."""
-    conf = {**lakehouse.with_connector({"spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false"},
-                                       pyspark.__version__), **lakehouse.LOCAL_SPEED}
-    inline = "conf = { " + ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in conf.items()) + " }"
-    assert SQLITE_SINKS in text and SPARK_CONF in text
-    return text.replace(SQLITE_SINKS, DELTA_SINKS).replace(SPARK_CONF, inline)
+    Delta tables (`tests.lakehouse_check.with_sinks`)."""
+    return with_sinks(text, DELTA_SINKS, ("delta",))
 
 
 def delta_rows(spark: Any, path: Path) -> list[Row]:
@@ -114,32 +104,6 @@ def test_session_retractions_leave_the_delta_table_as_the_oracle(spark: Any, tmp
     assert history.where("operation = 'MERGE'").count() > len(files)  # deletes and upserts, each a merge
 
 
-@dataclass
-class AfterDeltaCommit:
-    """A kill point for `tests.crash_harness.kill_at`: micro-batch `batch`
-    is running (in the offset log, not in the commit log) and has committed
-    a version of the Delta table at `table` since it started, so Spark will
-    replay a micro-batch the table already holds."""
-
-    batch: int
-    table: Path
-    seen: int | None = None
-
-    def commits(self) -> int:
-        log = self.table / "_delta_log"
-        return len(list(log.glob("*.json"))) if log.exists() else 0
-
-    def reached(self, root: Path, ck: Path) -> bool:
-        running = (ck / "offsets" / str(self.batch)).exists() and not (ck / "commits" / str(self.batch)).exists()
-        if not running:
-            self.seen = None
-            return False
-        if self.seen is None:
-            self.seen = self.commits()
-            return False
-        return self.commits() > self.seen
-
-
 def compare(spark: Any, root: Path, batches: list[list[Row | str]]) -> tuple[int, Counter[tuple[str, str]]]:
     """Assert both Delta tables hold what the streaming oracle gives for the
     landed files; return the windows' count and the dead letters."""
@@ -157,7 +121,7 @@ def test_killed_inside_micro_batches_and_restarted_the_tables_equal_the_oracle(s
                           extent=HOPPING + POLICIES["dlq"])
     (tmp_path / "pipeline.toml").write_text(delta_toml((tmp_path / "pipeline.toml").read_text()))
     ck = checkpoint(tmp_path)
-    delta_commit = AfterDeltaCommit(2, tmp_path / "windows.delta")
+    delta_commit = AfterTableCommit(2, tmp_path / "windows.delta" / "_delta_log")
     spots = [kill_at(tmp_path, KillAt("after-commit", 1)), kill_at(tmp_path, delta_commit),
              kill_at(tmp_path, KillAt("in-batch", 5))]
     assert spots == [("after-commit", True), ("in-batch", True), ("in-batch", True)], spots

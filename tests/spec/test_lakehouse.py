@@ -1,5 +1,5 @@
-"""Lakehouse sinks at load time: a Delta target is refused on a Spark that
-Delta has no release for, naming the versions that have one (no JVM: only
+"""Lakehouse sinks at load time: a Delta (Iceberg) target is refused on a
+Spark that Delta (Iceberg) has no release for, naming the versions that have one (no JVM: only
 PySpark's version); its fields are checked; the session settings that bring
 Delta's jar. These run on every PySpark, Delta installed or not."""
 
@@ -26,12 +26,13 @@ def delta_pipeline(target: str = DELTA_TARGET, dead_letter: str | None = None) -
 
 @pytest.mark.parametrize(("kind", "version", "supported"), [
     ("delta", "4.0.1", True), ("delta", "4.1.4", True), ("delta", "4.2.0", True), ("delta", "4.3.0", False),
-    ("delta", "3.5.3", False),
+    ("delta", "3.5.3", False), ("iceberg", "4.0.0", True), ("iceberg", "4.1.1", True), ("iceberg", "4.2.0", False),
 ])
 def test_which_spark_each_format_has_a_jar_for(kind: str, version: str, supported: bool) -> None:
     assert (package_for(kind, version) is not None) == supported
     if supported:
-        assert f"delta-spark_{spark_minor(version)}_2.13:" in str(package_for(kind, version))
+        artifact = "delta-spark_" if kind == "delta" else "iceberg-spark-runtime-"
+        assert f"{artifact}{spark_minor(version)}_2.13:" in str(package_for(kind, version))
 
 
 def test_an_unsupported_spark_is_refused_naming_the_supported_versions() -> None:
@@ -53,6 +54,24 @@ def test_a_delta_target_is_refused_at_load_time_on_pyspark_4_3(monkeypatch: pyte
         loads_pipeline(delta_pipeline(target='[target]\nkind = "console"',
                                       dead_letter='[dead_letter]\nkind = "delta"\npath = "dead.delta"'))
     assert err.value.field == "dead_letter.kind"
+
+
+def test_an_iceberg_target_is_refused_on_pyspark_4_2_and_needs_a_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    target = '[target]\nkind = "iceberg"\npath = "warehouse"\ntable = "analytics.windows"'
+    monkeypatch.setattr(pipeline_module, "installed_spark_version", lambda: "4.2.0")
+    with pytest.raises(ConfigError) as err:
+        loads_pipeline(delta_pipeline(target))
+    assert err.value.field == "target.kind" and "Iceberg supports (4.0, 4.1)" in str(err.value)
+    monkeypatch.setattr(pipeline_module, "installed_spark_version", lambda: "4.1.1")
+    spec = loads_pipeline(delta_pipeline(target))
+    assert spec.target == SinkSpec("iceberg", path="warehouse", table="analytics.windows")
+    for table, words in (("", "non-empty name"), ("a.b.c", "namespace.name"), ("my table", "not a name")):
+        with pytest.raises(ConfigError) as err:
+            loads_pipeline(delta_pipeline(target.replace("analytics.windows", table)))
+        assert err.value.field == "target.table" and words in str(err.value)
+    with pytest.raises(ConfigError) as err:  # one table for windows and dead letters
+        loads_pipeline(delta_pipeline(target, dead_letter=target.replace("[target]", "[dead_letter]")))
+    assert err.value.field == "dead_letter.path"
 
 
 def test_the_installed_pyspark_decides() -> None:
@@ -103,3 +122,9 @@ def test_the_session_gets_delta_beside_kafka_and_keeps_what_the_user_set() -> No
     mine = {"spark.jars.packages": "io.delta:delta-spark_4.2_2.13:9.9.9"}  # the user's own Delta: left alone
     assert with_connector(mine, "4.2.0")["spark.jars.packages"] == "io.delta:delta-spark_4.2_2.13:9.9.9"
     assert with_connector(with_connector({}, "4.1.0"), "4.1.0") == with_connector({}, "4.1.0")
+    both = with_connector({}, "4.1.1", ("delta", "iceberg"))
+    assert both["spark.jars.packages"].split(",") == [lakehouse.DELTA_PACKAGES["4.1"], lakehouse.ICEBERG_PACKAGES["4.1"]]
+    iceberg_only = with_connector({}, "4.0.1", ("iceberg",))
+    assert iceberg_only == {"spark.jars.packages": lakehouse.ICEBERG_PACKAGES["4.0"]}  # no extension, no catalog
+    with pytest.raises(ConfigError, match="Iceberg supports"):
+        with_connector({}, "4.2.0", ("iceberg",))

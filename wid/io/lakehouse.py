@@ -53,8 +53,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from wid.errors import ConfigError, MissingDependencyError
-from wid.spec.lakehouse import DELTA_PACKAGES, package_for, spark_minor
-from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec, is_uri
+from wid.spec.lakehouse import DELTA_PACKAGES, check_spark, package_for
+from wid.spec.pipeline import TABLE_FORMATS, JoinPipelineSpec, PipelineSpec, is_uri
 
 EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
@@ -80,9 +80,10 @@ SHIPPED = ("org.apache.hadoop:hadoop-client-runtime", "org.apache.hadoop:hadoop-
 
 # -- the session ---------------------------------------------------------------
 
-def uses_delta(spec: PipelineSpec | JoinPipelineSpec) -> bool:
-    """Whether the target or the dead letter is a Delta table."""
-    return "delta" in (spec.target.kind, spec.dead_letter.kind)
+def table_formats(spec: PipelineSpec | JoinPipelineSpec) -> tuple[str, ...]:
+    """The table formats (``delta``, ``iceberg``) the target and the dead
+    letter write, in that order, without repeats."""
+    return tuple(dict.fromkeys(k for k in (spec.target.kind, spec.dead_letter.kind) if k in TABLE_FORMATS))
 
 
 def _joined(*parts: str) -> str:
@@ -94,27 +95,33 @@ def _joined(*parts: str) -> str:
     return ",".join(seen)
 
 
-def with_connector(conf: Mapping[str, Any], spark_version: str) -> dict[str, Any]:
-    """`conf` with Delta for `spark_version`: its jar in
-    ``spark.jars.packages`` (unless `conf` names a delta-spark jar there or
-    in ``spark.jars``), the jars PySpark ships added to
-    ``spark.jars.excludes``, Delta's extension added to
-    ``spark.sql.extensions`` and ``spark.sql.catalog.spark_catalog`` set to
-    Delta's catalog unless `conf` sets it. Settings already in `conf` are
-    kept; lists are joined. Raises ConfigError when Delta has no jar for
+def with_connector(conf: Mapping[str, Any], spark_version: str, formats: Sequence[str] = ("delta",)) -> dict[str, Any]:
+    """`conf` with the jars of `formats` for `spark_version`.
+
+    Delta: its jar in ``spark.jars.packages`` (unless `conf` names a
+    delta-spark jar there or in ``spark.jars``), the jars PySpark ships
+    added to ``spark.jars.excludes``, Delta's extension added to
+    ``spark.sql.extensions``, and ``spark.sql.catalog.spark_catalog`` set
+    to Delta's catalog unless `conf` sets it. Iceberg: its runtime jar
+    (one shaded jar) unless `conf` names an iceberg-spark-runtime jar; its
+    catalog is set when writing (`wid.io.iceberg`), and ``MERGE INTO`` needs
+    no extension on Spark 4. Settings already in `conf` are kept; lists are
+    joined. Raises ConfigError when a format has no jar for
     `spark_version` (`wid.spec.lakehouse.check_spark` refuses the spec
     first)."""
     out = dict(conf)
-    packages, jars = str(out.get("spark.jars.packages", "")), str(out.get("spark.jars", ""))
-    if "delta-spark" not in packages and "delta-spark" not in jars:
-        package = package_for("delta", spark_version)
-        if package is None:
-            raise ConfigError("target.kind", f"Delta has no release for Spark {spark_minor(spark_version)}",
-                              f"run on PySpark {', '.join(DELTA_PACKAGES)}")
-        out["spark.jars.packages"] = _joined(packages, package)
-        out["spark.jars.excludes"] = _joined(str(out.get("spark.jars.excludes", "")), *SHIPPED)
-    out["spark.sql.extensions"] = _joined(str(out.get("spark.sql.extensions", "")), EXTENSION)
-    out.setdefault("spark.sql.catalog.spark_catalog", CATALOG)
+    for kind, artifact in (("delta", "delta-spark"), ("iceberg", "iceberg-spark-runtime")):
+        if kind not in formats:
+            continue
+        packages, jars = str(out.get("spark.jars.packages", "")), str(out.get("spark.jars", ""))
+        if artifact not in packages and artifact not in jars:
+            check_spark(kind, spark_version, "target.kind")
+            out["spark.jars.packages"] = _joined(packages, str(package_for(kind, spark_version)))
+            if kind == "delta":
+                out["spark.jars.excludes"] = _joined(str(out.get("spark.jars.excludes", "")), *SHIPPED)
+        if kind == "delta":
+            out["spark.sql.extensions"] = _joined(str(out.get("spark.sql.extensions", "")), EXTENSION)
+            out.setdefault("spark.sql.catalog.spark_catalog", CATALOG)
     return out
 
 
@@ -156,13 +163,14 @@ def stream_id(spark: SparkSession, checkpoint: str) -> str | None:
 
 # -- the writes ----------------------------------------------------------------
 
-def _quoted(name: str) -> str:
+def quoted(name: str) -> str:
+    """`name` as a Spark SQL identifier (backticks, doubled inside)."""
     return "`" + name.replace("`", "``") + "`"
 
 
 def table_ref(path: str) -> str:
     """The SQL name of the Delta table at `path`: ``delta.`<path>```."""
-    return f"delta.{_quoted(path)}"
+    return f"delta.{quoted(path)}"
 
 
 def _missing_jar(err: Exception) -> MissingDependencyError | None:
@@ -230,18 +238,24 @@ def ensure_table(df: DataFrame, path: str, options: Mapping[str, Any] | None = N
                           "give a new path, or drop the table")
 
 
-def _run_merge(df: DataFrame, path: str, key: Sequence[str], actions: str, marker: Txn | None) -> None:
-    """``MERGE INTO`` the table at `path` using `df` on `key`, with
-    `actions` (the WHEN clauses), under `marker` when given."""
+UPSERT = "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+DELETE = "WHEN MATCHED THEN DELETE"
+
+
+def run_merge(df: DataFrame, table: str, key: Sequence[str], actions: str, marker: Txn | None = None) -> None:
+    """``MERGE INTO`` `table` (a SQL table name, quoted) using `df` on
+    `key` (NULL-safe), with `actions` (the WHEN clauses, `UPSERT` or
+    `DELETE`), under Delta's `marker` when given; `df` is a temporary view
+    for the statement's time."""
     spark = df.sparkSession
     view = f"_wid_delta_{uuid.uuid4().hex}"
-    on = " AND ".join(f"t.{_quoted(k)} <=> s.{_quoted(k)}" for k in key)
+    on = " AND ".join(f"t.{quoted(k)} <=> s.{quoted(k)}" for k in key)
     df.createOrReplaceTempView(view)
     if marker is not None:
         spark.conf.set(TXN_APP_ID, marker.app_id)
         spark.conf.set(TXN_VERSION, str(marker.version))
     try:
-        spark.sql(f"MERGE INTO {table_ref(path)} AS t USING {_quoted(view)} AS s ON {on} {actions}")
+        spark.sql(f"MERGE INTO {table} AS t USING {quoted(view)} AS s ON {on} {actions}")
     except Exception as err:
         missing = _missing_jar(err)
         if missing is not None:
@@ -266,7 +280,7 @@ def merge(df: DataFrame, path: str, key: Sequence[str], marker: Txn | None = Non
     ensure_table(df, path, options)
     if df.isEmpty():  # no commit for an empty micro-batch
         return
-    _run_merge(df, path, key, "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *", marker)
+    run_merge(df, table_ref(path), key, UPSERT, marker)
 
 
 def delete(keys: DataFrame, path: str, key: Sequence[str], marker: Txn | None = None) -> None:
@@ -274,8 +288,9 @@ def delete(keys: DataFrame, path: str, key: Sequence[str], marker: Txn | None = 
     is a row of `keys` (NULL-safe); nothing when there is no table yet."""
     if table_schema(keys.sparkSession, path) is None or keys.isEmpty():
         return
-    _run_merge(keys.select(*key).distinct(), path, key, "WHEN MATCHED THEN DELETE", marker)
+    run_merge(keys.select(*key).distinct(), table_ref(path), key, DELETE, marker)
 
 
-__all__ = ["CATALOG", "DELTA_REFUSES", "EXTENSION", "LOCAL_SPEED", "SHIPPED", "TXN_APP_ID", "TXN_VERSION", "Txn", "check_columns", "delete", "ensure_table",
-           "merge", "stream_id", "table_ref", "table_schema", "txn", "uses_delta", "with_connector"]
+__all__ = ["CATALOG", "DELETE", "DELTA_REFUSES", "EXTENSION", "LOCAL_SPEED", "SHIPPED", "TXN_APP_ID", "TXN_VERSION",
+           "Txn", "UPSERT", "quoted", "run_merge", "check_columns", "delete", "ensure_table",
+           "merge", "stream_id", "table_formats", "table_ref", "table_schema", "txn", "with_connector"]

@@ -1,8 +1,8 @@
 """Writing results to a pipeline's sinks: the databases (SQLite, the
 embedded default, and PostgreSQL: upserts by natural key, `wid.io.sql_sinks`),
-Kafka (messages keyed by natural key, `wid.io.kafka`), Delta tables (MERGE
-on the natural key, `wid.io.lakehouse`), Parquet (append or overwrite) and
-the console. Keyed sinks also delete by natural key
+Kafka (messages keyed by natural key, `wid.io.kafka`), Delta and Iceberg
+tables (MERGE on the natural key, `wid.io.lakehouse`, `wid.io.iceberg`),
+Parquet (append or overwrite) and the console. Keyed sinks also delete by natural key
 (`delete`: session windows retracted by the WID operator; on Kafka a
 tombstone)."""
 
@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from wid.io import kafka, lakehouse
+from wid.io import iceberg, kafka, lakehouse
 from wid.io.kafka import Batch
 from wid.io.sources import resolve
 from wid.io.sql_sinks import (
@@ -45,6 +45,8 @@ def describe(sink: SinkSpec, base_dir: str) -> str:
         return f"Kafka topic {sink.topic}"
     if sink.kind == "delta":
         return f"Delta table {resolve(sink.path or '', base_dir)}"
+    if sink.kind == "iceberg":
+        return f"Iceberg table {sink.table} in {resolve(sink.path or '', base_dir)}"
     return "the console"
 
 
@@ -72,6 +74,9 @@ def delete(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str], bat
     if sink.kind == "delta":
         lakehouse.delete(df, resolve(sink.path or "", base_dir), key, lakehouse.txn(stream, "delete", batch.batch_id))
         return None
+    if sink.kind == "iceberg":
+        iceberg.delete(df, resolve(sink.path or "", base_dir), sink.table or "", key)
+        return None
     if sink.kind in SQL_SINKS:
         return in_transaction(sink, base_dir, lambda con, dialect: delete_keys(df, con, dialect, sink.table or "", key))
     if sink.kind == "kafka":
@@ -93,6 +98,9 @@ def write(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str], titl
     if sink.kind == "delta":
         lakehouse.merge(df, resolve(sink.path or "", base_dir), key, lakehouse.txn(stream, "upsert", batch.batch_id),
                         sink.options)
+        return None
+    if sink.kind == "iceberg":  # idempotent by content: Iceberg has no txnAppId
+        iceberg.merge(df, resolve(sink.path or "", base_dir), sink.table or "", key, sink.options)
         return None
     if sink.kind in SQL_SINKS:
         def attempt(con: Any, dialect: Dialect) -> tuple[int, Refused]:

@@ -9,8 +9,7 @@ Delta Lake publishes one ``delta-spark`` artifact per Spark minor version
 one runtime per Spark minor (``iceberg-spark-runtime-<spark minor>_2.13``).
 A Spark minor version absent from a table has no release of that format:
 a sink of that kind is refused at load time (`check_spark`), naming the
-versions that have one. wid writes Delta; Iceberg is not a sink kind yet
-(docs/lakehouse.md says why). Facts as found on Maven Central (2026-11):
+versions that have one. Facts as found on Maven Central (2026-11):
 
 | Spark | Delta artifact (newest) | Iceberg runtime (newest) |
 |---|---|---|
@@ -32,7 +31,11 @@ DELTA_PACKAGES = {
     "4.1": "io.delta:delta-spark_4.1_2.13:4.4.0",
     "4.2": "io.delta:delta-spark_4.2_2.13:4.4.0",
 }
-PACKAGES = {"delta": DELTA_PACKAGES}
+ICEBERG_PACKAGES = {
+    "4.0": "org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.11.0",
+    "4.1": "org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0",
+}
+PACKAGES = {"delta": DELTA_PACKAGES, "iceberg": ICEBERG_PACKAGES}
 LAKEHOUSE_SINKS = tuple(PACKAGES)
 # The PyPI distributions that carry PySpark: the full one, then the Spark Connect clients.
 PYSPARK_DISTRIBUTIONS = ("pyspark", "pyspark-client", "pyspark-connect")
@@ -61,8 +64,8 @@ def package_for(kind: str, spark_version: str) -> str | None:
 
 
 def check_spark(kind: str, spark_version: str | None, field: str = "kind") -> None:
-    """Raise ConfigError naming `field` when `kind` (``delta``) has no
-    release for `spark_version`, listing the Spark
+    """Raise ConfigError naming `field` when `kind` (``delta``,
+    ``iceberg``) has no release for `spark_version`, listing the Spark
     versions that have one. No PySpark installed (None): nothing to check,
     nothing will run."""
     if spark_version is None or package_for(kind, spark_version) is not None:
@@ -74,5 +77,5 @@ def check_spark(kind: str, spark_version: str | None, field: str = "kind") -> No
                       "or choose another sink kind")
 
 
-__all__ = ["DELTA_PACKAGES", "LAKEHOUSE_SINKS", "PACKAGES", "check_spark",
+__all__ = ["DELTA_PACKAGES", "ICEBERG_PACKAGES", "LAKEHOUSE_SINKS", "PACKAGES", "check_spark",
            "installed_spark_version", "package_for", "spark_minor"]

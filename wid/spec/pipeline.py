@@ -21,9 +21,9 @@ SOURCE_FORMATS = ("csv", "json", "parquet", "python", "rate", "rate-micro-batch"
 FILE_FORMATS = ("csv", "json", "parquet")
 STREAM_ONLY = ("rate", "rate-micro-batch", "kafka")
 TRIGGERS = ("available-now", "once", REAL_TIME)
-SINK_KINDS = ("sqlite", "postgres", "parquet", "console", "kafka", "delta")
+SINK_KINDS = ("sqlite", "postgres", "parquet", "console", "kafka", "delta", "iceberg")
 SQL_SINKS = ("sqlite", "postgres")
-TABLE_FORMATS = ("delta",)  # MERGE on the natural key into a table at `path` (wid.io.lakehouse)
+TABLE_FORMATS = ("delta", "iceberg")  # MERGE on the natural key (wid.io.lakehouse, wid.io.iceberg)
 # A Kafka source's message timestamp, position and value columns (wid.io.kafka); with a topic and
 # a partition a source keeps one watermark per partition (wid.semantics.watermark.clock).
 KAFKA_EVENT_TIME, KAFKA_TOPIC, KAFKA_PARTITION, KAFKA_VALUE = "_event_ts", "_topic", "_partition", "_value"
@@ -165,6 +165,10 @@ class SinkSpec:
       Refused on a Spark version Delta has no release for
       (`wid.spec.lakehouse.check_spark`: the installed PySpark's version,
       no JVM needed).
+    - ``iceberg``: `table` (``name`` or ``namespace.name``) in the Iceberg
+      Hadoop catalog whose warehouse is `path` (a directory or URI), created
+      on the first write; merged on the natural key (``MERGE INTO``,
+      `wid.io.iceberg`). Refused on a Spark Iceberg has no runtime for.
 
     A database sink retries a transient error (connection refused or lost,
     serialization failure, deadlock, a locked SQLite file) up to `retries`
@@ -227,9 +231,15 @@ class SinkSpec:
     def _check_table_format(self) -> None:
         if not isinstance(self.path, str) or not self.path.strip():
             raise ConfigError("path", f"kind = '{self.kind}' needs the table's directory or URI, got {self.path!r}")
-        if self.table is not None:
+        if self.kind == "delta" and self.table is not None:
             raise ConfigError("table", f"kind = '{self.kind}' writes the table at `path`, not a catalog table",
                               "remove table and give path (a directory, or a URI such as s3a://bucket/windows)")
+        if self.kind == "iceberg":
+            parts = self.table.split(".") if isinstance(self.table, str) else [self.table]
+            if len(parts) > 2:
+                raise ConfigError("table", f"must be name or namespace.name, got {self.table!r}")
+            for part in parts:
+                check_identifier("table", part, 'e.g. table = "windows" or "analytics.windows"')
         if self.mode != "append":
             raise ConfigError("mode", f"kind = '{self.kind}' merges on the natural key; it has no mode",
                               "remove mode")
@@ -368,9 +378,10 @@ def check_name_and_sources(name: object, sources: tuple[SourceSpec, ...]) -> Non
 
 
 def check_distinct_tables(target: SinkSpec, dead_letter: SinkSpec) -> None:
-    """The target and the dead letter are not one Delta table (their rows
+    """The target and the dead letter are not one Delta or Iceberg table (their rows
     differ in shape, and each micro-batch writes each table once)."""
-    if target.kind in TABLE_FORMATS and dead_letter.kind == target.kind and target.path == dead_letter.path:
+    if target.kind in TABLE_FORMATS and (dead_letter.kind, dead_letter.path, dead_letter.table) == \
+            (target.kind, target.path, target.table):
         raise ConfigError("dead_letter.path", f"the dead letter and the target are the same {target.kind} table "
                           f"{target.path!r}", 'give the dead letter its own path, e.g. "dead_letter.delta"')
 
