@@ -1,5 +1,8 @@
 """The Delta Lake sink: window rows merged into a Delta table on their
-natural key, each micro-batch of a stream at most once (docs/lakehouse.md).
+natural key, each micro-batch of a stream at most once (docs/lakehouse.md);
+and what the Iceberg sink (`wid.io.iceberg`) shares with it: the session
+settings that bring the jars (`with_connector`) and the ``MERGE INTO`` over
+a temporary view (`run_merge`).
 
 **The jar.** Spark reads and writes Delta through Delta's ``delta-spark``
 jar, which PySpark does not ship: a pipeline whose target or dead letter is
