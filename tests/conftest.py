@@ -12,6 +12,18 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
 
+def delta_runs() -> bool:
+    """Whether this environment runs Delta: the delta-spark package is
+    installed and Delta has a jar for the installed PySpark."""
+    import importlib.util
+
+    from wid.spec.lakehouse import installed_spark_version, package_for
+
+    version = installed_spark_version()
+    return importlib.util.find_spec("delta") is not None and version is not None \
+        and package_for("delta", version) is not None
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
     import pyspark
@@ -26,7 +38,16 @@ def spark() -> Iterator[object]:
     conf = {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2", "spark.driver.memory": "4g"}
     remote = os.environ.get("WID_TEST_REMOTE")
     master = os.environ.get("WID_TEST_MASTER", "local[2]")
-    session = spark_session(master=master, remote=remote, conf=conf if remote else with_connector(conf, pyspark.__version__))
+    if not remote:  # a classic session fetches its connectors; a Connect server has its own
+        conf = with_connector(conf, pyspark.__version__)
+    if delta_runs() and not remote:  # the lakehouse leg (tests marked delta, iceberg): the session carries Delta
+        # and, where Iceberg has a runtime for this Spark, Iceberg, as a pipeline writing them does
+        from wid.io import lakehouse
+        from wid.spec.lakehouse import package_for
+
+        formats = ("delta", "iceberg") if package_for("iceberg", pyspark.__version__) else ("delta",)
+        conf = {**lakehouse.with_connector(conf, pyspark.__version__, formats), **lakehouse.LOCAL_SPEED}
+    session = spark_session(master=master, remote=remote, conf=conf)
     yield session
     session.stop()
 

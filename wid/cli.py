@@ -147,11 +147,11 @@ def _where(spec: Any, master: str | None, remote: str | None) -> Any:
         return spec
     from dataclasses import replace
 
-    from wid.spec.pipeline import check_spark
+    from wid.spec.pipeline import check_spark_table
 
     spark = {k: v for k, v in spec.spark.items() if k not in ("master", "remote")}
     spark.update({k: v for k, v in (("master", master), ("remote", remote)) if v is not None})
-    check_spark(spark)
+    check_spark_table(spark)
     return replace(spec, spark=spark)
 
 

@@ -38,6 +38,7 @@ def test_landing_directory_to_sqlite_with_dead_letters(spark: Any, tmp_path: Pat
     assert sorted(d["reason"] for d in dead) == sorted([MALFORMED, MALFORMED, "null event time", "null group key: k"])
     assert {d["batch_id"] for d in dead} == {1}
     assert all(d["source_file"].endswith("part-0001.json") for d in dead)
+    assert "{not json at all" in {d["row_json"] for d in dead}
     assert cache_files(spark) == []  # the operator's host-local state cache went with the query
 
 
@@ -56,7 +57,6 @@ def cache_files(spark: Any) -> list[str]:
         root = Path(SparkFiles.getRootDirectory()) / CACHE_DIR
         yield pa.record_batch([pa.array([str(p) for p in root.rglob("*") if p.is_file()], pa.string())], ["file"])
     return sorted({r[0] for r in spark.range(0, 8, 1, 8).mapInArrow(listed, "file string").collect()})
-    assert "{not json at all" in {d["row_json"] for d in dead}
 
 
 @pytest.mark.leg

@@ -148,3 +148,15 @@ def test_a_spark_error_after_a_dead_letter_build_reaches_the_user_as_itself(spar
     wid.window_result(joined, w).dead_letter.collect()
     with pytest.raises(ArithmeticException, match="DIVIDE_BY_ZERO"):
         spark.range(1).select((F.lit(1) / F.col("id")).alias("x")).collect()
+
+
+def test_a_plan_printed_in_another_error_is_no_cap_violation() -> None:
+    # a batch plan carries the cap message's template (its bounds are %s) for raise_error: an error
+    # that prints the plan must not read as the cap being hit
+    from wid.spark.stage import group_cap_message
+
+    template = group_cap_message(3, "p")
+    plan = f"[INVALID_NON_DETERMINISTIC_EXPRESSIONS] ... raise_error(format_string({template}, ...))\n+- Project"
+    assert translate(Exception(plan)) is None
+    hit = translate(Exception("Query terminated: " + template % ("2024-01-01T00:00:00Z", "2024-01-01T00:01:00Z")))
+    assert isinstance(hit, StateCapError) and str(hit).endswith("for pipeline p")

@@ -144,11 +144,14 @@ class Batch:
     a batch run) and, for the first micro-batch of a run, which may replay
     one a crash interrupted, when that micro-batch first started
     (`replay_since_ms`, epoch ms; a Kafka sink then skips what it finds
-    already written, `unwritten`)."""
+    already written, `unwritten`), and the streaming query's id, the same
+    across restarts on one checkpoint (a Delta sink's writes carry it with
+    the batch id, and Delta skips a write it already made)."""
 
     pipeline: str = "wid"
     batch_id: int | None = 0  # None: no micro-batches (real-time mode)
     replay_since_ms: int | None = None
+    query_id: str | None = None  # a stream's (`wid.io.lakehouse.stream_id`): Delta skips a replayed write
 
 
 def _header(name: str, value: Column) -> Column:

@@ -1,7 +1,8 @@
 """Writing results to a pipeline's sinks: the databases (SQLite, the
 embedded default, and PostgreSQL: upserts by natural key, `wid.io.sql_sinks`),
-Kafka (messages keyed by natural key, `wid.io.kafka`), Parquet (append or
-overwrite) and the console. Keyed sinks also delete by natural key
+Kafka (messages keyed by natural key, `wid.io.kafka`), Delta and Iceberg
+tables (MERGE on the natural key, `wid.io.lakehouse`, `wid.io.iceberg`),
+Parquet (append or overwrite) and the console. Keyed sinks also delete by natural key
 (`delete`: session windows retracted by the WID operator; on Kafka a
 tombstone)."""
 
@@ -15,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from wid.io import kafka
+from wid.io import iceberg, kafka, lakehouse
 from wid.io.kafka import Batch
 from wid.io.sources import resolve
 from wid.io.sql_sinks import (
@@ -42,6 +43,10 @@ def describe(sink: SinkSpec, base_dir: str) -> str:
         return f"Parquet {resolve(sink.path or '', base_dir)} ({sink.mode})"
     if sink.kind == "kafka":
         return f"Kafka topic {sink.topic}"
+    if sink.kind == "delta":
+        return f"Delta table {resolve(sink.path or '', base_dir)}"
+    if sink.kind == "iceberg":
+        return f"Iceberg table {sink.table} in {resolve(sink.path or '', base_dir)}"
     return "the console"
 
 
@@ -67,9 +72,16 @@ def can_refuse(sink: SinkSpec) -> bool:
 
 def delete(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str], batch: Batch = ONE_RUN) -> int | None:
     """Delete the rows whose natural key `df` holds (retracted session
-    windows) from a keyed sink; returns the keys sent. Kafka gets
+    windows) from a keyed sink; returns the keys sent when known. Kafka gets
     tombstones; Parquet is append-only and cannot delete (wid warns at
-    start-up); the console prints them."""
+    start-up); the console prints them. With the streaming query's id in
+    `batch`, a Delta table skips a replayed micro-batch's delete."""
+    if sink.kind == "delta":
+        lakehouse.delete(df, resolve(sink.path or "", base_dir), key, lakehouse.txn(batch.query_id, "delete", batch.batch_id))
+        return None
+    if sink.kind == "iceberg":
+        iceberg.delete(df, resolve(sink.path or "", base_dir), sink.table or "", key)
+        return None
     if sink.kind in SQL_SINKS:
         return in_transaction(sink, base_dir, lambda con, dialect: delete_keys(df, con, dialect, sink.table or "", key))
     if sink.kind == "kafka":
@@ -85,7 +97,16 @@ def write(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str], titl
     `refused`, rows a database cannot hold are appended to it, with the
     reason, and the others are written. `batch` says which write this is
     (a Kafka sink puts it in headers, and skips what a replayed micro-batch
-    already wrote)."""
+    already wrote). A Delta table is merged on `key`; with the streaming
+    query's id in `batch`, a replayed micro-batch writes nothing (Delta's
+    txnAppId/txnVersion)."""
+    if sink.kind == "delta":
+        lakehouse.merge(df, resolve(sink.path or "", base_dir), key, lakehouse.txn(batch.query_id, "upsert", batch.batch_id),
+                        sink.options)
+        return None
+    if sink.kind == "iceberg":  # idempotent by content: Iceberg has no txnAppId
+        iceberg.merge(df, resolve(sink.path or "", base_dir), sink.table or "", key, sink.options)
+        return None
     if sink.kind in SQL_SINKS:
         def attempt(con: Any, dialect: Dialect) -> tuple[int, Refused]:
             mine: Refused = []  # per attempt: a retried transaction refuses its rows again

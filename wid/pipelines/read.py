@@ -7,6 +7,7 @@ import pyspark
 from pyspark.sql import DataFrame, SparkSession
 
 from wid.errors import ConfigError
+from wid.io import lakehouse
 from wid.io.kafka import uses_kafka, with_connector
 from wid.io.sources import read_source, resolve
 from wid.spark.compile import Compiled, compile_join, compile_real_time, compile_window
@@ -21,12 +22,16 @@ def session_for(spec: PipelineSpec | JoinPipelineSpec) -> SparkSession:
     """A Spark session with the pipeline's `[spark]` settings (``master``
     defaults to ``local[*]``, or ``remote`` names a Spark Connect server;
     ``conf`` holds Spark configuration keys), and Spark's Kafka connector
-    when the pipeline reads or writes Kafka (`wid.io.kafka.with_connector`:
-    a classic session fetches it; a Connect server must have it)."""
+    when the pipeline reads or writes Kafka (`wid.io.kafka.with_connector`),
+    Delta's or Iceberg's jar when it writes such a table
+    (`wid.io.lakehouse.with_connector`): a classic session fetches them; a
+    Spark Connect server must have them."""
     conf = dict(spec.spark.get("conf", {}))
     conf.setdefault("spark.sql.execution.arrow.pyspark.enabled", "true")
     if uses_kafka(spec):
         conf = with_connector(conf, pyspark.__version__)
+    if formats := lakehouse.table_formats(spec):
+        conf = lakehouse.with_connector(conf, pyspark.__version__, formats)
     session: SparkSession = spark_session(master=spec.spark.get("master"), remote=spec.spark.get("remote"),
                                           app_name=f"wid-{spec.name}", conf=conf)
     return session

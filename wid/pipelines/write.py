@@ -22,7 +22,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
 from wid.errors import StateCapError
-from wid.io import dead_letter, kafka, sinks
+from wid.io import dead_letter, kafka, lakehouse, sinks
 from wid.io.kafka import Batch
 from wid.io.sql_sinks import Refused
 from wid.pipelines.read import checkpoint_of
@@ -84,7 +84,7 @@ def write_dead(dead: DataFrame, spec: Spec, batch: Batch, refused: Refused, per_
     if per_batch:
         grouped, key = grouped.withColumn("batch_id", F.lit(batch.batch_id).cast("long")), [*key, "batch_id"]
     if spec.dead_letter.kind != "console" or not grouped.isEmpty():
-        sinks.write(grouped, spec.dead_letter, spec.base_dir, key, title="dead letters")
+        sinks.write(grouped, spec.dead_letter, spec.base_dir, key, title="dead letters", batch=batch)
 
 
 def replay_since_ms(spark: SparkSession, checkpoint: str, batch_id: int, run_started_ms: int) -> int | None:
@@ -111,13 +111,18 @@ def stream_writer(spec: Spec, compiled: Compiled) -> Handler:
     checkpoint = checkpoint_of(spec)
     first = [True]  # the first micro-batch of this run may replay one a crash interrupted
     kafka_sinks = "kafka" in (spec.target.kind, spec.dead_letter.kind)
+    delta_sinks = "delta" in lakehouse.table_formats(spec)
     run_started_ms = time.time_ns() // 1_000_000
+
+    query: list[str | None] = [None]  # the query's id, which a Delta sink's writes carry
 
     def handle(rows: DataFrame, batch_id: int) -> None:
         since = replay_since_ms(rows.sparkSession, checkpoint, batch_id, run_started_ms) if first[0] and kafka_sinks \
             else None
+        if first[0] and delta_sinks:
+            query[0] = lakehouse.stream_id(rows.sparkSession, checkpoint)
         first[0] = False
-        batch = Batch(spec.name, batch_id, since)
+        batch = Batch(spec.name, batch_id, since, query[0])
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             if stage.retractions_of is not None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from wid.errors import ConfigError
 from wid.spec.join import JoinStage
+from wid.spec.lakehouse import check_spark, installed_spark_version
 from wid.spec.names import check_identifier, check_name
 from wid.spec.real_time import REAL_TIME_BATCH, misfit
 from wid.spec.real_time import TRIGGER as REAL_TIME
@@ -20,8 +21,9 @@ SOURCE_FORMATS = ("csv", "json", "parquet", "python", "rate", "rate-micro-batch"
 FILE_FORMATS = ("csv", "json", "parquet")
 STREAM_ONLY = ("rate", "rate-micro-batch", "kafka")
 TRIGGERS = ("available-now", "once", REAL_TIME)
-SINK_KINDS = ("sqlite", "postgres", "parquet", "console", "kafka")
+SINK_KINDS = ("sqlite", "postgres", "parquet", "console", "kafka", "delta", "iceberg")
 SQL_SINKS = ("sqlite", "postgres")
+TABLE_FORMATS = ("delta", "iceberg")  # MERGE on the natural key (wid.io.lakehouse, wid.io.iceberg)
 # A Kafka source's message timestamp, position and value columns (wid.io.kafka); with a topic and
 # a partition a source keeps one watermark per partition (wid.semantics.watermark.clock).
 KAFKA_EVENT_TIME, KAFKA_TOPIC, KAFKA_PARTITION, KAFKA_VALUE = "_event_ts", "_topic", "_partition", "_value"
@@ -155,6 +157,18 @@ class SinkSpec:
       key (JSON), the row as JSON for value: a compacted topic keeps each
       window's latest value. Dead letters are the original messages' key and
       value bytes with the reason in headers (`wid.io.kafka`).
+    - ``delta``: `path`, the Delta table's directory or URI (created on the
+      first write with the rows' schema); `options` are Delta's writer
+      options for that creation (``delta.*`` table properties). Rows are
+      merged on the natural key (``MERGE INTO``), a stream's micro-batch
+      once (Delta's ``txnAppId``/``txnVersion``, `wid.io.lakehouse`).
+      Refused on a Spark version Delta has no release for
+      (`wid.spec.lakehouse.check_spark`: the installed PySpark's version,
+      no JVM needed).
+    - ``iceberg``: `table` (``name`` or ``namespace.name``) in the Iceberg
+      Hadoop catalog whose warehouse is `path` (a directory or URI), created
+      on the first write; merged on the natural key (``MERGE INTO``,
+      `wid.io.iceberg`). Refused on a Spark Iceberg has no runtime for.
 
     A database sink retries a transient error (connection refused or lost,
     serialization failure, deadlock, a locked SQLite file) up to `retries`
@@ -182,7 +196,7 @@ class SinkSpec:
     def __post_init__(self) -> None:
         if self.kind not in SINK_KINDS:
             raise ConfigError("kind", f"unknown sink kind {self.kind!r}", "use one of " + ", ".join(SINK_KINDS))
-        if self.kind in ("sqlite", "parquet") and not self.path:
+        if self.kind in ("sqlite", "parquet", *TABLE_FORMATS) and not self.path:
             raise ConfigError("path", f"kind = '{self.kind}' needs a path")
         if self.kind == "sqlite" and is_uri(str(self.path)):
             raise ConfigError("path", f"SQLite writes a local file, not {self.path!r}",
@@ -192,6 +206,8 @@ class SinkSpec:
         if self.kind == "postgres":
             self._check_connection()
         self._check_kafka()
+        if self.kind in TABLE_FORMATS:
+            self._check_table_format()
         if self.mode not in ("append", "overwrite"):
             raise ConfigError("mode", f"must be 'append' or 'overwrite', got {self.mode!r}")
         for name, low in (("rows", 1), ("retries", 0), ("retry_backoff_ms", 0)):
@@ -211,6 +227,23 @@ class SinkSpec:
         if self.bootstrap_servers is None and "kafka.bootstrap.servers" not in self.options:
             raise ConfigError("bootstrap_servers", "kind = 'kafka' needs the brokers",
                               'e.g. bootstrap_servers = "127.0.0.1:9092"')
+
+    def _check_table_format(self) -> None:
+        if not isinstance(self.path, str) or not self.path.strip():
+            raise ConfigError("path", f"kind = '{self.kind}' needs the table's directory or URI, got {self.path!r}")
+        if self.kind == "delta" and self.table is not None:
+            raise ConfigError("table", f"kind = '{self.kind}' writes the table at `path`, not a catalog table",
+                              "remove table and give path (a directory, or a URI such as s3a://bucket/windows)")
+        if self.kind == "iceberg":
+            parts = self.table.split(".") if isinstance(self.table, str) else [self.table]
+            if len(parts) > 2:
+                raise ConfigError("table", f"must be name or namespace.name, got {self.table!r}")
+            for part in parts:
+                check_identifier("table", part, 'e.g. table = "windows" or "analytics.windows"')
+        if self.mode != "append":
+            raise ConfigError("mode", f"kind = '{self.kind}' merges on the natural key; it has no mode",
+                              "remove mode")
+        check_spark(self.kind, installed_spark_version())
 
     def _check_connection(self) -> None:
         if (self.url is None) == (self.url_env is None):
@@ -297,7 +330,7 @@ class PipelineSpec:
     are unioned by column name, each source keeping its own watermark, and
     the window stage runs on the minimum over sources; `transform_sql` reads
     each by its name (its watermark then applies after the pre-stage).
-    `spark` holds where Spark runs and its settings (`check_spark`:
+    `spark` holds where Spark runs and its settings (`check_spark_table`:
     ``master`` or ``remote``, and ``conf``); the embedded default is
     ``local[*]``, and a master or Spark Connect server chosen outside wid
     holds over both (`wid.spark.spark_session`). `base_dir` is the directory relative paths are
@@ -317,7 +350,8 @@ class PipelineSpec:
 
     def __post_init__(self) -> None:
         check_name_and_sources(self.name, self.sources)
-        check_spark(self.spark)
+        check_spark_table(self.spark)
+        check_distinct_tables(self.target, self.dead_letter)
         if self.transform_sql is not None and not self.transform_sql.strip():
             raise ConfigError("transform.sql", "is empty", "remove [transform] sql or write a query")
         if self.stream.trigger == REAL_TIME and (bad := misfit(self.window, [s.format for s in self.sources], self.target.kind,
@@ -339,7 +373,7 @@ class PipelineSpec:
 SPARK_KEYS = ("master", "remote", "conf")
 
 
-def check_spark(spark: dict[str, Any]) -> None:
+def check_spark_table(spark: dict[str, Any]) -> None:
     """The ``[spark]`` table: `master` (``local[*]``, ``spark://host:7077``,
     ``yarn``...) or `remote` (a Spark Connect server, ``sc://host:15002``),
     not both, and `conf`, a table of Spark settings. Raises ConfigError
@@ -372,6 +406,15 @@ def check_name_and_sources(name: object, sources: tuple[SourceSpec, ...]) -> Non
                           'give each [[source]] a name = "..."')
 
 
+def check_distinct_tables(target: SinkSpec, dead_letter: SinkSpec) -> None:
+    """The target and the dead letter are not one Delta or Iceberg table (their rows
+    differ in shape, and each micro-batch writes each table once)."""
+    if target.kind in TABLE_FORMATS and (dead_letter.kind, dead_letter.path, dead_letter.table) == \
+            (target.kind, target.path, target.table):
+        raise ConfigError("dead_letter.path", f"the dead letter and the target are the same {target.kind} table "
+                          f"{target.path!r}", 'give the dead letter its own path, e.g. "dead_letter.delta"')
+
+
 @dataclass(frozen=True)
 class JoinPipelineSpec:
     """A window-join pipeline (docs/semantics.md#window-join): sources -> `join` (a
@@ -395,7 +438,8 @@ class JoinPipelineSpec:
 
     def __post_init__(self) -> None:
         check_name_and_sources(self.name, self.sources)
-        check_spark(self.spark)
+        check_spark_table(self.spark)
+        check_distinct_tables(self.target, self.dead_letter)
         if not isinstance(self.join, JoinStage):
             raise ConfigError("join", "must be a JoinStage")
         names = [s.name for s in self.sources]
