@@ -37,7 +37,7 @@ MASTER_READY = "I have been elected leader"
 WORKER_READY = "Successfully registered with master"
 # One machine, test data: UTC, no UI, few shuffle partitions.
 CONNECT_CONF = {"spark.sql.session.timeZone": "UTC", "spark.ui.enabled": "false",
-                "spark.sql.shuffle.partitions": "2", "spark.log.level": "WARN"}
+                "spark.sql.shuffle.partitions": "2"}
 
 
 def spark_home() -> Path:

@@ -47,10 +47,10 @@ def cache_files(spark: Any) -> list[str]:
     tasks see (in local mode, the one directory all tasks share)."""
     import pyarrow as pa
 
-    def listed(batches: Any) -> Any:
-        from pyspark import SparkFiles
+    from wid.kernels.operator.state_cache import CACHE_DIR
 
-        from wid.kernels.operator.state_cache import CACHE_DIR
+    def listed(batches: Any) -> Any:  # runs on executors, which may lack wid: it uses the name only
+        from pyspark import SparkFiles
 
         for _ in batches:
             pass
