@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from wid.errors import ConfigError
+from wid.spec.durations import as_ms
 from wid.spec.join import JoinStage
 from wid.spec.lakehouse import check_spark, installed_spark_version
 from wid.spec.names import check_identifier, check_name
@@ -192,8 +193,10 @@ class SinkSpec:
     options: dict[str, str] = field(default_factory=dict)
     topic: str | None = None
     bootstrap_servers: str | None = None
+    written: tuple[tuple[str, object], ...] = field(default=(), init=False, compare=False, repr=False)  # as in Window
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "retry_backoff_ms", as_ms(self.retry_backoff_ms, "retry_backoff_ms"))
         if self.kind not in SINK_KINDS:
             raise ConfigError("kind", f"unknown sink kind {self.kind!r}", "use one of " + ", ".join(SINK_KINDS))
         if self.kind in ("sqlite", "parquet", *TABLE_FORMATS) and not self.path:

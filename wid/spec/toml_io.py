@@ -48,6 +48,7 @@ import tomli_w
 
 from wid.errors import ConfigError
 from wid.spec.aggregation import Aggregation
+from wid.spec.durations import written_value
 from wid.spec.join import ColumnMetric, JoinStage, WindowJoin
 from wid.spec.pipeline import (
     KAFKA_EVENT_TIME,
@@ -72,24 +73,41 @@ def _keys(cls: type) -> dict[str, str]:
 
 def build(cls: type, table: object, path: str, nested: dict[str, Any] | None = None) -> Any:
     """Construct `cls` from a TOML table, refusing unknown keys and
-    re-raising validation errors with the full field path."""
+    re-raising validation errors with the full field path. A ``*_ms`` field
+    may come as text under its key without the suffix
+    (`wid.spec.durations`); the object keeps what was written (`written`)."""
     if not isinstance(table, dict):
         raise ConfigError(path, f"must be a table, got {table!r}")
     keys = _keys(cls)
     kwargs: dict[str, Any] = {}
+    written: list[tuple[str, object]] = []
     for key, value in table.items():
+        if key not in keys and f"{key}_ms" in keys:
+            if f"{key}_ms" in table:
+                raise ConfigError(f"{path}.{key}", f"is given twice, as {key} and {key}_ms", "keep one of them")
+            kwargs[f"{key}_ms"] = written_value(f"{key}_ms", value, f"{path}.{key}")
+            written.append((key, value))
+            continue
         if key not in keys:
-            close = difflib.get_close_matches(key, keys, n=1)
+            close = difflib.get_close_matches(key, [*keys, *_texts(keys)], n=1)
             raise ConfigError(f"{path}.{key}", "unknown key",
                               f"did you mean '{close[0]}'?" if close else "remove it")
         kwargs[keys[key]] = value
     kwargs.update(nested or {})
     try:
-        return cls(**kwargs)
+        obj = cls(**kwargs)
     except ConfigError as err:
         raise err.at(path) from None
     except TypeError as err:
         raise ConfigError(path, str(err)) from None
+    if written:
+        object.__setattr__(obj, "written", tuple(written))
+    return obj
+
+
+def _texts(keys: dict[str, str]) -> list[str]:
+    """The keys without ``_ms`` that take a duration or instant as text."""
+    return [k[:-3] for k in keys if k.endswith("_ms")]
 
 
 def _dump(obj: Any) -> dict[str, Any]:
@@ -105,6 +123,9 @@ def _dump(obj: Any) -> dict[str, Any]:
         if value == default or value is None:
             continue
         out[renames.get(f.name, f.name)] = list(value) if isinstance(value, tuple) else value
+    for key, text in getattr(obj, "written", ()):  # as the TOML wrote it: duration = "1 hour"
+        out.pop(f"{key}_ms", None)
+        out[key] = text
     return out
 
 

@@ -1,17 +1,20 @@
 """`Window`: the one declaration of a windowed aggregation (docs/semantics.md).
 
 Time inside wid is int64 microseconds since the Unix epoch (UTC); spec fields
-carry their unit in their name (`duration_ms`). Every time window is
+carry their unit in their name (`duration_ms`), and also take a
+`datetime.timedelta` (`landmark_ms` a `datetime.datetime`); TOML also takes
+Spark's duration strings (`wid.spec.durations`). Every time window is
 half-open, ``[start, end)``, aligned to the epoch plus `origin_ms`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from wid.errors import ConfigError
 from wid.spec.aggregation import Aggregation
+from wid.spec.durations import as_ms
 from wid.spec.names import check_identifier, check_name, check_names
 
 WindowKind = Literal["tumbling", "hopping", "session", "count", "rolling", "landmark"]
@@ -172,8 +175,14 @@ class Window:
     window_end_column: str = "window_end"
     window_id_column: str = "window_id"
     rank_by: Literal["order", "arrival"] = "order"
+    # The ``*_ms`` keys a TOML file gave as text (``duration = "1 hour"``), so that a dump writes them back so
+    # (`wid.spec.toml_io`); not part of the window's meaning.
+    written: tuple[tuple[str, object], ...] = field(default=(), init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        for f in fields(self):
+            if f.name.endswith("_ms"):
+                object.__setattr__(self, f.name, as_ms(getattr(self, f.name), f.name))
         for name in ("group_by", "partition_by"):
             object.__setattr__(self, name, check_names(name, getattr(self, name)))
         aggs = self.aggregations
