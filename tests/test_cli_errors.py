@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -44,7 +45,7 @@ def stream(trigger: str) -> str:
         f'\n[stream]\ntrigger = "{trigger}"\n')
 
 
-SPARK_NOISE = ("WARN ", "log4j", "Streaming TransformWithStateInPandas", "INFO ")
+SPARK_NOISE = ("WARN ", "log4j", "Streaming TransformWithStateInPandas", "INFO ", "Warning:")
 
 
 def wid_cli(root: Path, *args: str, **popen: object) -> subprocess.Popen[str]:
@@ -86,3 +87,29 @@ def test_ctrl_c_stops_a_stream_after_its_micro_batch_and_a_rerun_resumes(tmp_pat
     summary = {a.strip(): b.strip() for a, b in (line.split("│")[1:3] for line in out.splitlines()
                                                  if line.count("│") >= 3)}
     assert int(summary["rows in"].replace(",", "")) == 20 * (3 - len(done)), out
+
+
+def test_the_metrics_stay_up_until_after_the_summary(tmp_path: Path) -> None:
+    import urllib.request
+
+    from tools.services import free_port
+
+    rows = [{"k": "ab"[i % 2], "ts": 1_700_000_000_000 + i * 1_000, "v": 1.0} for i in range(40)]
+    land(tmp_path / "land", [[json.dumps(r) for r in rows[i:i + 20]] for i in range(0, 40, 20)])
+    (tmp_path / "scraped.toml").write_text(stream("available-now").replace('name = "ticking"', 'name = "scraped"'))
+    port = free_port()
+    proc = wid_cli(tmp_path, "run", "--quiet", "--metrics-port", str(port), "--metrics-linger", "120",
+                   "scraped.toml", bufsize=1)
+    assert proc.stdout is not None
+    shown = []
+    for line in proc.stdout:  # the summary ends with its elapsed time, then the linger notice
+        shown.append(line)
+        if "for a last scrape" in line:
+            break
+    assert any("│ elapsed" in line for line in shown), "".join(shown)
+    scraped = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30).read().decode()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, out + err
+    assert re.search(r"^wid_rows_in_total\S* 40\.0$", scraped, re.M), scraped
+

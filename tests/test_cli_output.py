@@ -1,0 +1,112 @@
+"""What ``wid`` prints, as a user reads it: help and messages keep their
+square brackets (``[spark]``, ``local[2]``, ``.[dev]``: Rich markup would
+eat them), flags look like flags, ``--version`` answers, the doctor marks
+only what is there as ok, previews show whole timestamps, and a finished
+stream says what it still holds open."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+from typer.main import get_command
+from typer.testing import CliRunner
+
+import wid
+from tests.fixtures import good_rows, land, pipeline_toml, table
+from wid import cli_report
+from wid.cli import app
+from wid.semantics import evaluate
+from wid.semantics.stream_oracle import MicroBatch, run_stream
+from wid.spec.toml_io import load_pipeline
+
+
+def invoke(*args: str) -> Any:
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
+
+
+def flat(text: str) -> str:
+    """`text` with its line breaks and runs of spaces as one space."""
+    return " ".join(text.split())
+
+
+def commands() -> list[tuple[list[str], Any]]:
+    """The root command and each subcommand (Typer's own Click objects)."""
+    root: Any = get_command(app)
+    return [([], root), *[([name], cmd) for name, cmd in root.commands.items()]]
+
+
+@pytest.mark.parametrize("path", [p for p, _ in commands()], ids=lambda p: " ".join(p) or "wid")
+def test_every_help_says_what_its_source_says(path: list[str]) -> None:
+    command = dict((tuple(p), c) for p, c in commands())[tuple(path)]
+    result = invoke(*path, "--help")
+    assert result.exit_code == 0, result.output
+    shown = flat(result.output)
+    texts = [command.help or ""] + [p.help for p in command.params if getattr(p, "help", None)]
+    for text in texts:
+        assert flat(text) in shown, f"{text!r} is not shown whole in:\n{result.output}"
+    assert "<bool>" not in result.output  # a flag is a flag, not an option taking a value
+
+
+def test_version() -> None:
+    result = invoke("--version")
+    assert result.exit_code == 0 and result.output.strip() == f"wid {wid.__version__}"
+
+
+def test_an_error_keeps_its_brackets(tmp_path: Path) -> None:
+    # the fix names a [transform] sql pre-stage; a group column that is no identifier must be renamed there
+    text = pipeline_toml('kind = "tumbling"\nduration_ms = 10000', name="brackets").replace(
+        'group_by = ["k"]', 'group_by = ["k k"]')
+    (tmp_path / "p.toml").write_text(text)
+    result = invoke("validate", str(tmp_path / "p.toml"))
+    assert result.exit_code == 2
+    assert "[transform] sql pre-stage" in flat(result.output), result.output
+
+
+def test_the_doctor_marks_a_missing_package_as_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.metadata.version
+
+    def version(name: str) -> str:
+        if name in ("duckdb", "pyarrow"):
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real(name)
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    result = invoke("doctor")
+    rows = {line.split("│")[1].strip(): line for line in result.output.splitlines() if line.count("│") >= 4}
+    assert " ok " not in rows["duckdb"] and "not installed (optional)" in rows["duckdb"]
+    assert "missing" in rows["pyarrow"] and result.exit_code == 1
+    assert "pip install -e '.[dev]'" in result.output
+
+
+def test_a_preview_shows_whole_timestamps() -> None:
+    rows = [{"window_start": "2013-01-01T05:00:00.000000Z", "window_end": "2013-01-01T06:00:00.000000Z",
+             "origin": "JFK", "departures": 12, "avg_dep_delay_min": 3.25, "max_dep_delay_min": 44.0}]
+    out = io.StringIO()
+    cli_report.console = Console(file=out, width=60, markup=False)
+    try:
+        cli_report.preview(rows, "first rows")
+    finally:
+        cli_report.console = Console(markup=False, highlight=False)
+    shown = out.getvalue()
+    assert "2013-01-01 05:00:00Z" in shown and "2013-01-01 06:00:00Z" in shown and "…" not in shown, shown
+
+
+def test_a_finished_stream_says_what_it_holds_open(spark: Any, tmp_path: Path) -> None:
+    rows = good_rows(30)
+    files = [rows[i:i + 10] for i in range(0, 30, 10)]
+    land(tmp_path / "land", [[json.dumps(r) for r in f] for f in files])
+    (tmp_path / "open.toml").write_text(pipeline_toml('kind = "tumbling"\nduration_ms = 10000', name="open"))
+    result = invoke("run", str(tmp_path / "open.toml"), "--quiet")
+    assert result.exit_code == 0, result.output
+    spec = load_pipeline(tmp_path / "open.toml")
+    results = run_stream([MicroBatch([("source", r) for r in f]) for f in files], spec.window)
+    emitted = {(e.row["window_start"], e.row["k"]) for b in results for e in b.emitted}
+    every = {(r["window_start"], r["k"]) for r in evaluate(rows, spec.window).rows}
+    still_open = len(every - emitted)
+    assert still_open > 0 and len(table(tmp_path / "out.sqlite", "windows")) == len(every) - still_open
+    assert f"still open │ {still_open} (window or pane, group) partials" in flat(result.output), result.output
