@@ -12,7 +12,7 @@ code by construction, and ``tests/docs/test_site.py`` builds the site with
 - ``reference/cli.md``: `tools.docs.cli_reference` (the typer app);
 - ``semantics/examples.md``: `tools.docs.transcripts` (``tests/transcripts``);
 - ``concepts/img/<kind>.svg``: `tools.docs.pictures` (wid's window geometry);
-- ``performance/index.md`` and ``performance/HISTORY.md``: ``benchmarks/RESULTS.md``
+- ``performance/RESULTS.md`` and ``performance/HISTORY.md``: ``benchmarks/RESULTS.md``
   and ``benchmarks/HISTORY.md`` as they are, with the plots of
   ``benchmarks/results/`` beside them.
 """
@@ -39,7 +39,7 @@ def generated_pages() -> dict[str, str]:
         "reference/toml.md": toml_reference.page(),
         "reference/cli.md": cli_reference.page(),
         "semantics/examples.md": transcripts.page(),
-        "performance/index.md": (bench / "RESULTS.md").read_text(encoding="utf-8"),
+        "performance/RESULTS.md": (bench / "RESULTS.md").read_text(encoding="utf-8"),
         "performance/HISTORY.md": (bench / "HISTORY.md").read_text(encoding="utf-8"),
     }
 
