@@ -272,6 +272,15 @@ def _kinds_note(name: str) -> str:
     return " ".join(parts)
 
 
+def _alias_note(name: str, names: set[str]) -> str:
+    """What a field without a description says, when it is the unit-less
+    twin of a ``*_ms`` field (a Spark duration string such as ``"1 hour"``)."""
+    if f"{name}_ms" in names:
+        return (f"`{name}_ms` as a Spark duration string (`\"1 hour\"`, `\"30 seconds\"`); give one of "
+                f"`{name}` and `{name}_ms`, not both.")
+    return ""
+
+
 def rows(table: Table) -> list[tuple[str, str, str, str]]:
     """(key, type, default, description) for every key of `table`."""
     if table.cls is type(None):
@@ -286,7 +295,7 @@ def rows(table: Table) -> list[tuple[str, str, str, str]]:
             continue
         key = toml_key(table.cls, f.name)
         note = _kinds_note(f.name) if table.cls is Window else ""
-        desc = " ".join(p for p in (docs.get(f.name, ""), note) if p)
+        desc = " ".join(p for p in (docs.get(f.name, "") or _alias_note(f.name, names), note) if p)
         out.append((key, type_name(f, table.cls), default_text(f), desc))
         if key.endswith("_ms") and key[:-3] not in names and accepted(table, key[:-3]):
             out.append((key[:-3], "string", "unset", f"`{key}` as a Spark duration string (`\"1 hour\"`, "

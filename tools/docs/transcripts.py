@@ -64,14 +64,14 @@ def _table(rows: list[dict[str, Any]], first: tuple[str, ...] = ()) -> list[str]
     return out
 
 
-def _emitted(rows: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+def _emitted(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for e in rows:
         e = dict(e)
         retract = e.pop("retract", False)
         final = e.pop("final", True)
         status = "retracted" if retract else ("final" if final else "partial")
-        out.append({**e, "": status})
+        out.append({**e, "status": status})
     return out
 
 
@@ -91,7 +91,7 @@ def section(t: dict[str, Any]) -> list[str]:
         wm = batch.get("watermark_ms")
         lines += ["", f"Watermark after it: {'none yet' if wm is None else f'{wm} ms'}.", ""]
         first = ("start", "end", "window_id") if kind != "rolling" else ()
-        emitted = _emitted(batch.get("emit", []), kind)
+        emitted = _emitted(batch.get("emit", []))
         lines += ["Emitted:", ""] + (_table(emitted, first) if emitted else ["nothing"]) + [""]
         if batch.get("late"):
             lines += ["Late, to the dead letter:", "", *_table(batch["late"]), ""]
