@@ -1,5 +1,5 @@
 """``python -m wid`` is the ``wid`` command. Its file is also the script
-``spark-submit`` runs for a cluster (README, "On a cluster"):
+``spark-submit`` runs for a cluster (docs/how-to/cluster.md):
 
     spark-submit --master spark://host:7077 "$(python -c 'import wid.__main__ as m; print(m.__file__)')" run p.toml
 

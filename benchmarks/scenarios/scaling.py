@@ -6,7 +6,7 @@ and by Spark's ``window()``. A Spark session's core count is fixed when its
 JVM starts, so each master runs in its own process
 (``python -m benchmarks.scenarios.scaling --master local[1] ...``), which
 prints its records as JSON; the scenario collects them. How a cluster
-changes this is planned on paper in ``benchmarks/RESULTS.md``.
+changes this is planned on paper in ``benchmarks/HISTORY.md``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Session windows on every engine that has them: wid (sorts, docs/semantics.md
-section 6), Spark's ``session_window``, DuckDB (gaps and islands), PyFlink
-``SESSION``, Bytewax and Pathway.
+"""Session windows on every engine that has them: wid
+(docs/architecture.md#batch-plans-in-detail), Spark's ``session_window``,
+DuckDB (gaps and islands), PyFlink ``SESSION``, Bytewax and Pathway.
 
 Data: many keys with sparse rows (10,000 keys, 100 rows per second of event
 time, so a key sees a row every 100 s on average) and a 60 s gap, so

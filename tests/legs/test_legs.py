@@ -40,7 +40,7 @@ from wid.spec.toml_io import load_pipeline
 from wid.versions import SPARK_MIN
 
 REPO = python_envs.REPO
-EXECUTOR_PACKAGES = ["numpy>=1.26", "pandas>=2.2,<3", "pyarrow>=25", "protobuf>=5"]  # what the README says executors need
+EXECUTOR_PACKAGES = ["numpy>=1.26", "pandas>=2.2,<3", "pyarrow>=25", "protobuf>=5"]  # what docs/how-to/cluster.md says executors need
 
 
 def run_leg(python: str, env: Mapping[str, str], timeout_s: float = 2400) -> None:

@@ -1,5 +1,6 @@
-"""How a window or a window join runs, chosen in one place (docs/semantics.md
-section 6), and the public `aggregate`, `window_result` and `window_join`.
+"""How a window or a window join runs, chosen in one place
+(docs/architecture.md#execution-paths), and the public `aggregate`,
+`window_result` and `window_join`.
 
 There are two paths, and the choice depends only on the input:
 

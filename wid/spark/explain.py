@@ -61,7 +61,7 @@ def state_bound(window: Window) -> tuple[int | None, str]:
         why = "max_groups_per_window is not set" if groups is None else f"{window.kind} windows have no fixed count"
         return None, f"{size} B per group; total not bounded ({why})"
     total = windows * groups * size
-    # Measured on the streaming benchmark (benchmarks/RESULTS.md): a micro-batch spanning k windows of event
+    # Measured on the streaming benchmark (benchmarks/HISTORY.md): a micro-batch spanning k windows of event
     # time leaves k + 1 open until the next batch's watermark, and Spark's state store holds ~350 B per row.
     return total, (f"{windows} active windows x {groups} groups x {size} B = {total / (1 << 20):.1f} MiB of "
                    "partials, plus the windows one micro-batch's event-time span keeps open and the state "

@@ -36,7 +36,7 @@ let Spark aggregate the panes first: its partial aggregation runs before the
 shuffle and shrinks the rows by the rows per pane, as two-phase aggregation
 does in Spark, Flink and DuckDB. Count windows (`sliding_rows`) arrive
 partitioned by key from their rank and go to the fused pass. Measured on 5M
-and 10M rows (benchmarks/RESULTS.md, "Batch hopping: the pane aggregate
+and 10M rows (benchmarks/HISTORY.md, "Batch hopping: the pane aggregate
 first"): the pane aggregate then the vectorised merge takes 0.36-0.67x the
 fused pass's time at 10 to 600 rows per pane, and up to 1.6x at 1 to 3.5,
 where Spark's hash aggregate barely shrinks the rows (0.93x on 2M rows at

@@ -13,7 +13,7 @@ form: each row is copied into each of its windows, as Spark's `window()`
 does, and `wid explain` says so. The copy form is also chosen when a row
 falls in at most `COPY_MAX_WINDOWS` windows: copying a row a few times inside
 Spark's code-generated aggregation costs less than the pane plan's trip
-through Arrow and Python (threshold measured, see `benchmarks/RESULTS.md`,
+through Arrow and Python (threshold measured, see `benchmarks/HISTORY.md`,
 "Batch hopping: the pane aggregate first").
 """
 

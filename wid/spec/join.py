@@ -1,6 +1,6 @@
 """`WindowJoin`: the declaration of a window join, DolphinDB's
-`createWindowJoinEngine` with its parameter names in snake_case (docs/semantics.md
-section 8).
+`createWindowJoinEngine` with its parameter names in snake_case
+(docs/semantics.md#window-join).
 
 For each left row at time t, `metrics` are computed over the right rows with
 the same matching key and a time in ``[t + a, t + b]`` (both ends included;
