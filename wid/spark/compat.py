@@ -20,8 +20,9 @@ from pyspark.sql.pandas.types import to_arrow_schema
 def arrow_schema(schema: T.StructType, timezone: str) -> Any:
     """`schema` as a ``pyarrow.Schema``, ``TimestampType`` as microsecond
     timestamps labelled `timezone` where PySpark takes one (UTC before)."""
+    zone: dict[str, Any] = {"timezone": timezone}  # a keyword only some releases' signatures have
     if "timezone" in inspect.signature(to_arrow_schema).parameters:
-        return to_arrow_schema(schema, timezone=timezone)
+        return to_arrow_schema(schema, **zone)
     return to_arrow_schema(schema)
 
 
