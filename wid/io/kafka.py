@@ -61,7 +61,12 @@ CONNECTOR = "org.apache.spark:spark-sql-kafka-0-10_2.13"
 # lack their spark-token-provider-kafka jar, so Ivy cannot resolve them. The
 # release named here resolves, and a connector runs on every patch release
 # of its line; a line newer than every listed one runs the newest listed
-# line's connector (4.3 on 4.2's).
+# line's connector (4.3 on 4.2's); an older line's Spark cannot run a newer
+# line's connector (4.2's fails on 4.1 with NoSuchMethodError). 4.1.1's stops
+# the first restart after a crash inside a micro-batch with a
+# NullPointerException once the replayed batch is committed (SPARK-57438:
+# fixed in 4.1.3's, whose token-provider jar Maven Central lacks); the next
+# run goes on.
 LINE_CONNECTOR = {"4.0": "4.0.0", "4.1": "4.1.1", "4.2": "4.2.0"}
 # Jars the connector depends on that pyspark already ships: left out of Ivy's resolution.
 SHIPPED = ("org.apache.hadoop:hadoop-client-runtime", "org.apache.hadoop:hadoop-client-api",
