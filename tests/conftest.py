@@ -35,7 +35,11 @@ def spark() -> Iterator[object]:
     # RocksDB state): Spark's default 1 GiB driver heap ran out late in the run. It carries Spark's
     # Kafka connector, as a pipeline that names Kafka gets it. A leg of the suite (tests/legs) points
     # it at a Spark Connect server (WID_TEST_REMOTE) or a cluster's master (WID_TEST_MASTER).
-    conf = {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2", "spark.driver.memory": "4g"}
+    # It converts pandas through Arrow, as a pipeline's session does on every Spark release
+    # (`wid.pipelines.read.session_for`; before 4.2 Spark left it off, and could not type a pandas column that
+    # holds only nulls).
+    conf = {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2", "spark.driver.memory": "4g",
+            "spark.sql.execution.arrow.pyspark.enabled": "true"}
     remote = os.environ.get("WID_TEST_REMOTE")
     master = os.environ.get("WID_TEST_MASTER", "local[2]")
     if not remote:  # a classic session fetches its connectors; a Connect server has its own

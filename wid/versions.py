@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib.metadata
 import re
 
-SPARK_MIN = "4.0.1"
+SPARK_MIN = "4.0.5"
 SPARK_BELOW = "4.4"
 SUPPORTED_SPARK = f">={SPARK_MIN},<{SPARK_BELOW}"
 DISTRIBUTIONS = ("pyspark", "pyspark-client", "pyspark-connect")  # the full package, or Spark Connect's thin client

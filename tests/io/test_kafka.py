@@ -188,3 +188,17 @@ def test_kafka_settings_are_checked_at_load_time() -> None:
                        .replace('late_data = "dlq"', 'late_data = "dlq"\ncrash_recovery = "kafka_eos"'))
     spec = loads_pipeline(PIPELINE.format(topic="t", bootstrap="h:1", target=SQLITE_TARGET, dead_letter=SQLITE_DEAD))
     assert spec.window.event_time_column == "_event_ts"  # Kafka time by default
+
+
+@pytest.mark.parametrize(("spark_version", "release"), [
+    ("4.0.0", "4.0.0"), ("4.0.5", "4.0.0"),  # 4.0.1-4.0.5's connectors do not resolve (no token-provider jar)
+    ("4.1.0", "4.1.1"), ("4.1.4", "4.1.1"), ("4.2.0", "4.2.0"), ("4.2.1", "4.2.0"),
+    ("4.3.0", "4.2.0"), ("4.4.1", "4.2.0"),  # past every listed line: the newest line's connector
+    ("3.5.3", "3.5.3"),  # before every listed line: its own release
+])
+def test_each_spark_release_gets_a_connector_that_resolves(spark_version: str, release: str) -> None:
+    from wid.io import kafka as wid_kafka
+
+    assert wid_kafka.connector_release(spark_version) == release
+    packages = wid_kafka.with_connector({"spark.jars.packages": "a:b:1"}, spark_version)["spark.jars.packages"]
+    assert packages == f"a:b:1,org.apache.spark:spark-sql-kafka-0-10_2.13:{release}"

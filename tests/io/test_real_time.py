@@ -8,6 +8,7 @@ reach the dead-letter topic as they arrived."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import signal
@@ -17,13 +18,17 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+import pyspark
 import pytest
+from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from tests.kafka_check import Kafka, Message
 from wid.errors import ConfigError
 from wid.semantics import evaluate, reasons
+from wid.spark.real_time import check_spark, refusal
 from wid.spec.toml_io import loads_pipeline
 
 T0 = 1_700_000_000_000  # epoch ms
@@ -108,12 +113,47 @@ def wait_for(read: Callable[[], list[Message]], enough: Callable[[list[Message]]
         time.sleep(2)
 
 
+@pytest.mark.parametrize(("version", "has_trigger", "refused"), [
+    ("4.0.5", False, True), ("4.1.4", False, True), ("4.2.1", True, True),  # stateless real-time mode only
+    ("4.3.0", False, True),  # a 4.3 server, but a client whose writer has no realTime trigger
+    ("4.3.0", True, False), ("4.4.1", True, False),
+])
+def test_a_spark_without_real_time_aggregation_is_refused(version: str, has_trigger: bool, refused: bool) -> None:
+    why = refusal(version, has_trigger)
+    assert (why is not None) == refused
+    if why is not None and not version.startswith("4.3"):
+        assert "Spark 4.3" in why and version in why
+
+
+def test_the_session_s_spark_decides_and_the_error_names_the_trigger() -> None:
+    old = SimpleNamespace(sparkSession=SimpleNamespace(version="4.2.1"))
+    with pytest.raises(ConfigError) as refused:
+        check_spark(old)  # type: ignore[arg-type]
+    assert refused.value.field == "stream.trigger" and "4.3" in str(refused.value)
+    assert "pyspark>=4.3" in (refused.value.fix or "")
+
+
+def run_wid(tmp_path: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "wid.cli", "run", "--quiet", "pipeline.toml"], cwd=tmp_path,
+                            env={**os.environ, "PYSPARK_PYTHON": sys.executable}, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
 def test_real_time_mode_runs_a_hopping_window_from_kafka_to_kafka(kafka: Kafka, tmp_path: Path) -> None:
+    """As the module says; on a Spark whose real-time mode runs no
+    aggregation, `wid run` refuses the pipeline before starting a query,
+    naming the trigger, and writes nothing."""
     topic, out, dlq = kafka.topic("rt-in"), kafka.topic("rt-out"), kafka.topic("rt-dlq")
     msgs = clicks(120)
     kafka.produce(topic, msgs)
     text = PIPELINE.format(topic=topic, out=out, dlq=dlq, bootstrap=kafka.bootstrap)
     (tmp_path / "pipeline.toml").write_text(text)
+    if refusal(pyspark.__version__, "realTime" in inspect.signature(DataStreamWriter.trigger).parameters):
+        proc = run_wid(tmp_path)
+        output, _ = proc.communicate(timeout=300)
+        assert proc.returncode == 2 and "stream.trigger" in output and "Spark 4.3" in output, output[-3000:]
+        assert kafka.read(out) == [] and kafka.read(dlq) == []
+        return
     spec = loads_pipeline(text)
     rows = [{**json.loads(v or b""), "_event_ts": datetime.fromtimestamp(ts / 1000, UTC)}
             for _, ts, k, v in msgs if k not in (b"bad", None)]
@@ -123,9 +163,7 @@ def test_real_time_mode_runs_a_hopping_window_from_kafka_to_kafka(kafka: Kafka, 
         values = {m.key: json.loads(m.value or b"") for m in messages}
         return {(_us(v["window_start"]), v["k"]): (v["n"], v["total"]) for v in values.values()}
 
-    proc = subprocess.Popen([sys.executable, "-m", "wid.cli", "run", "--quiet", "pipeline.toml"], cwd=tmp_path,
-                            env={**os.environ, "PYSPARK_PYTHON": sys.executable}, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc = run_wid(tmp_path)
     try:
         wait_for(lambda: kafka.read(out), lambda got: latest(got) == want or proc.poll() is not None, 180)
         wait_for(lambda: kafka.read(dlq), lambda got: len(got) >= 2 or proc.poll() is not None, 60)

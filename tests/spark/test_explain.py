@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 import wid
 from wid.spark.explain import explain, state_bound, warnings
@@ -62,3 +65,23 @@ def test_doctor_reports_the_installed_spark() -> None:
     found = {c.name: c for c in checks()}
     assert found["PySpark"].ok and found["PySpark"].found.endswith(pyspark.__version__)
     assert found["Java 17"].ok
+
+
+@pytest.mark.parametrize(("version", "ok"), [("3.5.3", False), ("4.0.4", False), ("4.0.5", True), ("4.1.4", True),
+                                             ("4.3.0", True), ("4.4.0", False)])
+def test_doctor_names_the_supported_range(monkeypatch: pytest.MonkeyPatch, version: str, ok: bool) -> None:
+    from wid import doctor
+
+    monkeypatch.setattr(doctor, "installed_spark", lambda: ("pyspark", version))
+    check = doctor._spark()
+    assert (check.ok, check.found) == (ok, f"pyspark {version}")
+    assert (check.fix == "") == ok and (ok or "pyspark>=4.0.5,<4.4" in check.fix)
+
+
+def test_the_supported_range_is_pyproject_s() -> None:
+    import tomllib
+
+    from wid.versions import SUPPORTED_SPARK
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert f"pyspark{SUPPORTED_SPARK}" in pyproject["project"]["optional-dependencies"]["spark"]

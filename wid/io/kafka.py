@@ -55,10 +55,19 @@ from wid.spec.pipeline import (
 )
 
 CONNECTOR = "org.apache.spark:spark-sql-kafka-0-10_2.13"
-# Spark releases whose jars Maven Central does not carry, and the connector
-# release that runs on them (tested in CI): pyspark 4.3.0 is on PyPI, its
-# jars are not.
-NEAREST_CONNECTOR = {"4.3.0": "4.2.0"}
+# The connector release each Spark line runs (tested in CI). Maven Central
+# does not carry every release's connector with its dependencies: pyspark
+# reaches PyPI without its jars (4.3.0), and most patch releases' connectors
+# lack their spark-token-provider-kafka jar, so Ivy cannot resolve them. The
+# release named here resolves, and a connector runs on every patch release
+# of its line; a line newer than every listed one runs the newest listed
+# line's connector (4.3 on 4.2's); an older line's Spark cannot run a newer
+# line's connector (4.2's fails on 4.1 with NoSuchMethodError). 4.1.1's stops
+# the first restart after a crash inside a micro-batch with a
+# NullPointerException once the replayed batch is committed (SPARK-57438:
+# fixed in 4.1.3's, whose token-provider jar Maven Central lacks); the next
+# run goes on.
+LINE_CONNECTOR = {"4.0": "4.0.0", "4.1": "4.1.1", "4.2": "4.2.0"}
 # Jars the connector depends on that pyspark already ships: left out of Ivy's resolution.
 SHIPPED = ("org.apache.hadoop:hadoop-client-runtime", "org.apache.hadoop:hadoop-client-api",
            "org.xerial.snappy:snappy-java", "at.yawk.lz4:lz4-java", "org.lz4:lz4-java", "org.slf4j:slf4j-api",
@@ -70,9 +79,24 @@ METADATA = (EVENT_TS, TOPIC, PARTITION, OFFSET, KEY, VALUE)
 PIPELINE_HEADER, BATCH_HEADER, ID_HEADER = "wid.pipeline", "wid.batch_id", "wid.id"
 
 
+def _release(version: str) -> tuple[int, ...]:
+    """``"4.1.4"`` as ``(4, 1, 4)``; a suffix (``"4.2.0.dev1"``) is left out."""
+    return tuple(int(part) for part in re.findall(r"\d+", version)[:3])
+
+
+def connector_release(spark_version: str) -> str:
+    """The connector release that runs on `spark_version` (`LINE_CONNECTOR`):
+    its line's, the newest line's past every listed line, else itself."""
+    release = _release(spark_version)
+    newest = max(LINE_CONNECTOR.values(), key=_release)
+    if release[:2] > _release(newest)[:2]:
+        return newest
+    return LINE_CONNECTOR.get(".".join(map(str, release[:2])), spark_version)
+
+
 def connector(spark_version: str) -> str:
     """The Maven coordinates of the Kafka connector for `spark_version`."""
-    return f"{CONNECTOR}:{NEAREST_CONNECTOR.get(spark_version, spark_version)}"
+    return f"{CONNECTOR}:{connector_release(spark_version)}"
 
 
 def uses_kafka(spec: PipelineSpec | JoinPipelineSpec) -> bool:
@@ -263,5 +287,6 @@ def send(messages: DataFrame, sink: SinkSpec, batch: Batch) -> int:
 
 
 __all__ = ["Batch", "CONNECTOR", "EVENT_TS", "KEY", "METADATA", "OFFSET", "PARTITION", "TOPIC", "VALUE", "connector",
-           "dead_letter_messages", "decoded", "read_kafka", "reader_options", "refused_counts", "tombstones",
+           "connector_release", "dead_letter_messages", "decoded", "read_kafka", "reader_options", "refused_counts",
+           "tombstones",
            "send", "unwritten", "uses_kafka", "window_messages", "with_connector", "writer_options"]

@@ -140,11 +140,13 @@ def physical_plan(df: DataFrame) -> str:
 
 
 def operators(plan: str) -> dict[str, int]:
-    """How many of each notable Spark operator a physical plan holds."""
+    """How many of each notable Spark operator a physical plan holds, by
+    the name Spark prints (the WID operator's is TransformWithStateInPandas
+    in Spark 4.0, TransformWithStateInPySpark from 4.1)."""
     ops: dict[str, int] = {}
     for op in re.findall(r"\b(Exchange|Sort|Window|HashAggregate|ObjectHashAggregate|SortAggregate|Generate|"
                          r"BroadcastExchange|BroadcastNestedLoopJoin|SortMergeJoin|Expand|MapInArrow|StateStoreSave|"
-                         r"SessionWindowStateStoreSave|TransformWithStateInPySpark)\b", plan):
+                         r"SessionWindowStateStoreSave|TransformWithStateIn(?:PySpark|Pandas))\b", plan):
         ops[op] = ops.get(op, 0) + 1
     return ops
 

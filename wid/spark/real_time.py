@@ -16,9 +16,14 @@ state is bounded by the watermark alone). `NOTES` says so in `wid explain`.
 
 from __future__ import annotations
 
+import inspect
+import re
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.streaming.readwriter import DataStreamWriter
 
+from wid.errors import ConfigError
 from wid.spark.columns import REASON, TS
 from wid.spark.prepare import dead_letters, numeric_window, prepare
 from wid.spec.aggregation import Aggregation
@@ -33,6 +38,11 @@ NOTES = (f"lateness is judged on Spark's watermark, which moves when the query c
          "window rows carry no is_final: update mode does not say when a value is final; the latest message of a "
          "key is its window's value",
          "max_groups_per_window is not enforced: Spark's state is bounded by the watermark alone")
+# The first Spark release whose real-time mode runs a stateful query such as
+# ``groupBy(window(...))`` (SPARK-58635): 4.1 and 4.2 run stateless queries
+# only, and refuse an aggregation only once the query starts. The JVM holds
+# this, so the Spark release the session runs on is what tells.
+STATEFUL_SINCE = (4, 3)
 EVENT = "_wid_event"
 SPARK_WINDOW = "_wid_window"
 
@@ -43,13 +53,38 @@ def _aggregate(a: Aggregation) -> Column:
     return {"count": F.count, "sum": F.sum, "min": F.min, "max": F.max, "avg": F.avg}[a.agg](column).alias(a.as_)
 
 
+def refusal(spark_version: str, has_trigger: bool) -> str | None:
+    """Why Spark `spark_version` cannot run a Window in real-time mode, with
+    `has_trigger` saying whether PySpark's ``DataStreamWriter.trigger`` takes
+    ``realTime``; None when it can."""
+    release = tuple(int(n) for n in re.findall(r"\d+", spark_version)[:2])
+    if release < STATEFUL_SINCE:
+        return (f"real-time mode runs Spark's window aggregation from Spark {'.'.join(map(str, STATEFUL_SINCE))} on "
+                f"(Spark 4.1 and 4.2 run stateless queries only in it); this session runs Spark {spark_version}")
+    if not has_trigger:
+        return "this PySpark's DataStreamWriter.trigger takes no realTime trigger"
+    return None
+
+
+def check_spark(df: DataFrame) -> None:
+    """Raise ConfigError naming ``stream.trigger`` when the Spark `df` runs
+    on cannot run a Window in real-time mode (`refusal`)."""
+    has_trigger = "realTime" in inspect.signature(DataStreamWriter.trigger).parameters
+    why = refusal(df.sparkSession.version, has_trigger)
+    if why is not None:
+        raise ConfigError("stream.trigger", why, "install pyspark 4.3 or later (pip install 'pyspark>=4.3,<4.4'), "
+                          'or use a micro-batch trigger such as trigger = "1 second"')
+
+
 def real_time_plan(df: DataFrame, window: Window, *, source: str = "source") -> tuple[DataFrame, DataFrame, DataFrame]:
     """The Window over the Kafka source `df` (`wid.io.kafka.read_kafka`'s
     columns) as Spark's aggregation: (prepared rows, output, dead letters).
     The output is ``window_start``, ``window_end`` (TIMESTAMP), the group
     columns and the aggregates, in update mode; the dead letters are
     `wid.spark.prepare.dead_letters`'. Raises ConfigError for missing
-    columns (`prepare`)."""
+    columns (`prepare`), and naming ``stream.trigger`` when this Spark has
+    no real-time mode for it (`check_spark`)."""
+    check_spark(df)
     prepared = prepare(df, window)
     counted = numeric_window(prepared, window)
     hop = int(window.hop_ms or window.duration_ms or 0)  # a tumbling or hopping window has both set
@@ -64,4 +99,4 @@ def real_time_plan(df: DataFrame, window: Window, *, source: str = "source") -> 
     return prepared, output, dead_letters(prepared, source)
 
 
-__all__ = ["FORM", "NOTES", "PATH", "WHY", "real_time_plan"]
+__all__ = ["FORM", "NOTES", "PATH", "STATEFUL_SINCE", "WHY", "check_spark", "real_time_plan", "refusal"]

@@ -27,7 +27,6 @@ from pyspark.sql import DataFrame
 from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.pandas.types import to_arrow_schema
 
 from wid.aggregates.spark import value
 from wid.errors import ConfigError
@@ -35,6 +34,7 @@ from wid.kernels import rolling_merge
 from wid.kernels.vector_aggregates import vector_agg
 from wid.spark.arrow_merge import ORDERABLE, SUMMABLE, enabled
 from wid.spark.columns import PREFIX, RANK, TS
+from wid.spark.compat import arrow_schema
 from wid.spark.panes import by_key
 from wid.spark.ranks import with_rank
 from wid.spark.shipping import ship
@@ -99,7 +99,7 @@ def _prefix_sums(ctx: Ctx, rows: DataFrame, schema: T.StructType) -> DataFrame |
     extra = [f for f in rows.schema.fields if f.name in (TS, RANK)]
     out = T.StructType([*extra, *schema.fields])
     ship()
-    arrow = to_arrow_schema(out, timezone=ctx.rows.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC")
+    arrow = arrow_schema(out, ctx.rows.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC")
     step = functools.partial(rolling_merge.rolling_rows, aggs=aggs, aliases=tuple(a.as_ for a in w.aggregations),
                              keys=w.group_by, duration_us=(w.duration_ms or 0) * 1000, schema=arrow)
     return by_key(rows, w.group_by).mapInArrow(step, out)

@@ -1,7 +1,8 @@
 """Which Windows Spark's real-time mode can run (``[stream] trigger =
 "real-time"``), decided at load time.
 
-Real-time mode (Spark 4.1+) runs a Structured Streaming query as
+Real-time mode (stateless queries from Spark 4.1, aggregations from 4.3:
+`wid.spark.real_time.check_spark` refuses an older Spark) runs a Structured Streaming query as
 long-running tasks that process each Kafka message as it arrives, instead
 of micro-batches, and checkpoints every `REAL_TIME_BATCH` of processing
 time. It runs stateless plans and Spark's own ``groupBy(window(...))``

@@ -16,10 +16,14 @@ from wid.spark.operator.processor import WidProcessor
 from wid.spark.operator.query import operator_spec
 from wid.spark.shipping import ship
 
+# PySpark's own StatefulProcessor module imports numpy before 4.2 (through pyspark.rdd): the
+# processor must add none of the three to what PySpark itself loads.
 PROBE = """
 import pickle, sys
+import pyspark.sql.streaming.stateful_processor
+own = {m for m in ("pandas", "pyarrow", "numpy") if m in sys.modules}
 processor = pickle.loads(sys.stdin.buffer.read())
-heavy = sorted(m for m in ("pandas", "pyarrow", "numpy") if m in sys.modules)
+heavy = sorted(m for m in ("pandas", "pyarrow", "numpy") if m in sys.modules and m not in own)
 call = pickle.loads(processor.payload)
 print(",".join(heavy) or "-", type(call).__name__, call.spec.kind, "pandas" in sys.modules)
 """

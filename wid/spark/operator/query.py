@@ -22,7 +22,6 @@ from dataclasses import dataclass, replace
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.pandas.types import to_arrow_schema
 
 from wid.aggregates.spark import result_type
 from wid.kernels.fields import END, FINAL, START
@@ -42,6 +41,7 @@ from wid.kernels.tables import REASON as REASON_COLUMN
 from wid.kernels.vector_aggregates import vector_agg
 from wid.semantics.watermark import PARTITION_BITS
 from wid.spark.columns import PREFIX, REASON, as_wall_clock, timestamp_us
+from wid.spark.compat import arrow_schema
 from wid.spark.operator import processor as processor_module
 from wid.spark.operator.extent_plan import check_stream, extent_columns, extent_shapes, unordered
 from wid.spark.operator.processor import WidProcessor
@@ -264,7 +264,7 @@ def through_shards(rows: DataFrame, keys: list[str], call: ShardCall, schema: T.
     ship(processor_module)
     packed = rows.mapInArrow(functools.partial(pack, keys=shard_keys(spark, shards, partitions), scoped=scoped,
                                                constants=dict(constants or {})), T.StructType.fromJson(_packed_json()))
-    arrow = to_arrow_schema(schema, timezone=spark.conf.get("spark.sql.session.timeZone") or "UTC")
+    arrow = arrow_schema(schema, spark.conf.get("spark.sql.session.timeZone") or "UTC")
     cache_state = cache_id is not None and (spark.conf.get(STATE_CACHE_CONF, "true") or "true").lower() != "false"
     processor = WidProcessor(call.emitting(arrow, cache_id if cache_state else None))  # pickles the call: after `ship`
     return packed.groupBy(KEY).transformWithStateInPandas(processor, schema, "Append", "None")
