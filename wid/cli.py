@@ -216,16 +216,24 @@ def _parquet_warnings(spec: Any) -> list[str]:
 @app.command()
 def explain(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = False,
             master: MasterOpt = None, remote: RemoteOpt = None,
-            plan: Annotated[bool, typer.Option("--plan", help="Also print Spark's full physical plan.")] = False) -> None:
-    """Say how each stage runs and why, its state bound, and how data may be lost."""
+            plan: Annotated[bool, typer.Option(
+                "--plan", help="Start Spark, compile the stage over the source's schema, and print its exact form, "
+                               "its Spark operators and Spark's physical plan.")] = False) -> None:
+    """Say how each stage runs and why, its state bound, and how data may be lost (from the file alone, without
+    Spark; --plan compiles it on Spark)."""
     from wid.cli_report import explanation
-    from wid.pipelines.read import compile_pipeline, session_for
-    from wid.spark.explain import explain as explain_stage
+    from wid.spark.explain import outline
 
     spec = _guard(debug, lambda: _where(load_pipeline(pipeline), master, remote))
+    if not plan:
+        explanation(spec, _guard(debug, lambda: outline(spec)), isinstance(spec, JoinPipelineSpec), plan)
+        say("  (from the file alone; --plan compiles it on Spark for the exact plan)")
+        return
     _quiet_spark(verbose)
 
     def go() -> Any:
+        from wid.pipelines.read import compile_pipeline, session_for
+        from wid.spark.explain import explain as explain_stage
         from wid.spark.explain import explain_join
 
         with err_console.status("starting Spark and reading the source schema", spinner="dots"):

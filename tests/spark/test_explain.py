@@ -85,3 +85,57 @@ def test_the_supported_range_is_pyproject_s() -> None:
 
     pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
     assert f"pyspark{SUPPORTED_SPARK}" in pyproject["project"]["optional-dependencies"]["spark"]
+
+
+# `wid explain` without --plan reads the spec alone: the forms it names must include the one Spark compiles
+OUTLINED = {
+    "tumbling": dict(kind="tumbling", duration_ms=10_000),
+    "hopping panes": dict(kind="hopping", duration_ms=60_000, hop_ms=5_000),
+    "hopping copy": dict(kind="hopping", duration_ms=20_000, hop_ms=10_000),
+    "hopping tumbling": dict(kind="hopping", duration_ms=20_000, hop_ms=20_000),
+    "landmark": dict(kind="landmark", hop_ms=10_000, landmark_ms=0, max_duration_ms=60_000),
+    "session": dict(kind="session", gap_ms=5_000),
+    "session by column": dict(kind="session", gap_column="gap"),
+    "count tumbling": dict(kind="count", size_rows=3),
+    "count sliding": dict(kind="count", size_rows=3, hop_rows=1),
+    "rolling": dict(kind="rolling", duration_ms=15_000),
+}
+AGGS = {"numbers": (Aggregation("count", as_="n"), Aggregation("sum", "v", as_="s"), Aggregation("max", "v", as_="hi")),
+        "strings": (Aggregation("count", as_="n"), Aggregation("min", "name", as_="first_name")),
+        "median": (Aggregation("count", as_="n"), Aggregation("med", "v", as_="m"))}
+
+
+@pytest.mark.parametrize("setting", ["arrow", "fused", "spark"])
+@pytest.mark.parametrize("aggs", list(AGGS))
+@pytest.mark.parametrize("shape", list(OUTLINED))
+def test_the_outline_names_the_form_spark_compiles(spark: Any, shape: str, aggs: str, setting: str) -> None:
+    from wid.spark.arrow_merge import CONF
+    from wid.spark.batch import outline_batch
+
+    df = spark.createDataFrame([(i * 1000, "ab"[i % 2], float(i), f"n{i % 3}", 3000) for i in range(40)],
+                               "ts long, k string, v double, name string, gap long")
+    window = Window(**OUTLINED[shape], event_time_column="ts", event_time_unit="ms", group_by=("k",),
+                    aggregations=AGGS[aggs])
+    spark.conf.set(CONF, setting)
+    try:
+        compiled = wid.window_result(df, window).explain
+    finally:
+        spark.conf.unset(CONF)
+    outlined = outline_batch(window, setting)
+    assert compiled.form in outlined.forms, (compiled.form, outlined.forms)
+    assert compiled.why == outlined.why and set(outlined.notes) <= set(compiled.notes)
+
+
+def test_wid_explain_on_a_batch_file_starts_no_spark(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    toml = (Path(__file__).resolve().parents[2] / "examples" / "flights_carrier_hopping.toml").read_text()
+    (tmp_path / "p.toml").write_text(toml)
+    # no Java at all: starting Spark would fail
+    env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-java"), "PATH": os.path.dirname(sys.executable)}
+    done = subprocess.run([sys.executable, "-m", "wid.cli", "explain", "p.toml"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "window stage (hopping)" in done.stdout and "Streaming" not in done.stdout

@@ -9,11 +9,18 @@ from collections.abc import Callable
 
 from pyspark.sql import DataFrame
 
-from wid.spark.count_windows import count_windows
-from wid.spark.rolling import rolling
-from wid.spark.session_windows import sessions
-from wid.spark.stage import Ctx, Planned, enforce_group_cap
-from wid.spark.time_windows import hopping, landmark, tumbling
+from wid.spark.count_windows import count_windows, outline_count
+from wid.spark.rolling import outline_rolling, rolling
+from wid.spark.session_windows import outline_sessions, sessions
+from wid.spark.stage import Ctx, Outline, Planned, enforce_group_cap
+from wid.spark.time_windows import (
+    TUMBLING,
+    hopping,
+    landmark,
+    outline_hopping,
+    outline_landmark,
+    tumbling,
+)
 from wid.spec.window import Window
 
 PLANS: dict[str, Callable[[Ctx], Planned]] = {
@@ -33,4 +40,17 @@ def compile_batch(rows: DataFrame, window: Window, pipeline: str) -> Planned:
     return Planned(output, planned.form, planned.why, planned.notes)
 
 
-__all__ = ["PLANS", "compile_batch"]
+OUTLINES: dict[str, Callable[[Window, str], Outline]] = {
+    "tumbling": lambda w, setting: TUMBLING, "hopping": outline_hopping, "landmark": outline_landmark,
+    "session": outline_sessions, "count": outline_count, "rolling": outline_rolling,
+}
+
+
+def outline_batch(window: Window, setting: str = "arrow") -> Outline:
+    """How `compile_batch` will plan `window`, from the spec alone, under
+    ``spark.wid.paneMerge`` = `setting`: the forms it may take, in the
+    order they are tried (the input's column types pick one), why, notes."""
+    return OUTLINES[window.kind](window, setting)
+
+
+__all__ = ["OUTLINES", "PLANS", "compile_batch", "outline_batch"]

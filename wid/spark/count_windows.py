@@ -22,8 +22,9 @@ from wid.semantics.windowing import Panes
 from wid.spark import panes
 from wid.spark.columns import PANE, RANK, TS, WINDOW_ID, floor_div, lit_long, long_range
 from wid.spark.ranks import with_rank
-from wid.spark.stage import Ctx, Planned, assemble
+from wid.spark.stage import Ctx, Outline, Planned, assemble, holistic
 from wid.spec.aggregation import Aggregation
+from wid.spec.window import Window
 
 NP = "_wid_np"
 LO, HI = "_wid_lo", "_wid_hi"
@@ -39,23 +40,40 @@ def count_windows(ctx: Ctx) -> Planned:
     label = F.concat(F.lit("count window "), F.col(WINDOW_ID).cast("string"), F.lit(f" for pipeline {ctx.pipeline}"))
     aggs = ctx.aggs(label, HIDDEN)
     r = F.col(RANK)
+    outline = outline_count(w, "arrow")
     if ctx.holistic or hop == size:
         ids = long_range(floor_div(r, hop), floor_div(r + lit_long(size), hop) - 1)
         copied = rows.select("*", F.explode(ids).alias(PANE))
         grouped = panes.partials(copied, keys, F.col(PANE), aggs, name=WINDOW_ID)
         out = panes.finished(grouped, aggs, "p", [*keys, WINDOW_ID])
-        form = "ranks + groupBy" if hop == size else "ranks + copy: each row into its windows"
-        why = "tumbling count windows" if hop == size else f"{', '.join(ctx.holistic)} cannot merge in constant space"
+        form = outline.forms[0]
     else:
         g = gcd(size, hop)
         geo = Panes(size // g, hop // g, hop // g - size // g)
         merged, how = panes.sliding_rows(rows, keys, floor_div(r, g), geo, aggs)
         out = panes.finished(merged, aggs, keep=[*keys, WINDOW_ID])
-        form, why = f"ranks + panes of {g} rows + {how}", "count windows overlap"
+        form = f"ranks + panes of {g} rows + {how}"
+    why = outline.why
     out = out.where((F.col(WINDOW_ID) + 1) * hop <= F.col(NP))
     lo, hi = F.col(LO), F.col(HI)
     if w.group_by:
         extent = W.partitionBy(*part, WINDOW_ID)
         lo, hi = F.min(LO).over(extent), F.max(HI).over(extent)
-    notes = () if part else ("no partition_by: ranks are counted in one partition",)
-    return Planned(assemble(out, w, lo, hi, F.col(WINDOW_ID)), form, why, notes)
+    return Planned(assemble(out, w, lo, hi, F.col(WINDOW_ID)), form, why, outline.notes)
+
+
+def outline_count(w: Window, setting: str) -> Outline:
+    """How count windows run: ranks, then a ``groupBy`` (tumbling: hop =
+    size), copies (holistic aggregations) or panes of ``gcd(size, hop)``
+    rows merged under ``spark.wid.paneMerge`` = `setting`."""
+    size, hop = w.size_rows or 0, w.hop_rows_or_size
+    notes = () if w.partition_by else ("no partition_by: ranks are counted in one partition",)
+    whole = holistic(w)
+    if hop == size:
+        return Outline(("ranks + groupBy",), "tumbling count windows", notes)
+    if whole:
+        return Outline(("ranks + copy: each row into its windows",), f"{', '.join(whole)} cannot merge in constant "
+                       "space", notes)
+    g = gcd(size, hop)
+    return Outline(tuple(f"ranks + panes of {g} rows + {how}" for how in panes.merges("rows", setting)),
+                   "count windows overlap", notes)

@@ -11,9 +11,17 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame
 
 from wid.spark import real_time
-from wid.spark.compile import OPERATOR, StageResult
+from wid.spark.arrow_merge import CONF as PANE_MERGE
+from wid.spark.batch import outline_batch
+from wid.spark.compile import OPERATOR, SETTINGS, WHY_OPERATOR, StageResult
+from wid.spark.join import FORM as BATCH_JOIN_FORM
+from wid.spark.join import WHY as BATCH_JOIN_WHY
+from wid.spark.operator import join_query
+from wid.spark.operator.query import SHARDS_CONF
+from wid.spark.spark_session import SHUFFLE_PARTITIONS, local_cores
 from wid.spec.aggregation import Aggregation
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
+from wid.spec.real_time import TRIGGER as REAL_TIME
 from wid.spec.window import Window
 
 GB = 1 << 30
@@ -154,9 +162,14 @@ def operators(plan: str) -> dict[str, int]:
 def explain_join(result: StageResult, spec: JoinPipelineSpec) -> Explanation:
     """Explain a compiled window join (docs/semantics.md#window-join)."""
     plan = physical_plan(result.output)
+    how = result.explain
+    return _join_explanation(spec, result.explain.path == OPERATOR, how.form, how.why, how.notes, operators(plan), plan)
+
+
+def _join_explanation(spec: JoinPipelineSpec, streaming: bool, form: str, why: str, notes: tuple[str, ...],
+                      ops: dict[str, int], plan: str) -> Explanation:
     held = ("per key, the pending left rows and the right rows an unfired window can use, in Spark's state store, "
             "checkpointed with the query; a key holding more than garbage_size right rows releases the others")
-    streaming = result.explain.path == OPERATOR
     state = f"streaming, WID operator: {held}" if streaming else \
         f"batch: nothing is kept between runs (on streams, the WID operator keeps {held})"
     warned = sink_warnings(spec)
@@ -168,23 +181,57 @@ def explain_join(result: StageResult, spec: JoinPipelineSpec) -> Explanation:
                           "keep them in the dead letter")
     if spec.target.kind in ("sqlite", "postgres"):
         warned.append("rows are keyed by every column but the aggregate metrics: identical rows are stored once")
-    how = result.explain
-    return Explanation("window join", how.form, how.why, how.notes, state, tuple(warned), operators(plan), plan)
+    return Explanation("window join", form, why, notes, state, tuple(warned), ops, plan)
 
 
 def explain(result: StageResult, window: Window, spec: PipelineSpec | None = None) -> Explanation:
     """Explain a compiled window stage (`wid.window_result`'s result)."""
     plan = physical_plan(result.output)
-    ops = operators(plan)
-    _, state = state_bound(window)
-    if result.explain.path == real_time.PATH:
-        state = ("real-time mode: Spark's state store holds one partial per (window, group) until the watermark "
-                 "passes the window's end, checkpointed with the query")
-    elif result.explain.path == OPERATOR:
-        state = ("streaming, WID operator: partial aggregates of many groups per shard (never rows) in Spark's "
-                 f"RocksDB state store, checkpointed with the query: {state}")
-    else:
-        state = ("batch: one partial per (group, pane), at most one per input row; nothing is kept between runs. "
-                 f"Streaming: {state}")
     how = result.explain
-    return Explanation(window.kind, how.form, how.why, how.notes, state, tuple(warnings(spec, window)), ops, plan)
+    return Explanation(window.kind, how.form, how.why, how.notes, _state(how.path, window),
+                       tuple(warnings(spec, window)), operators(plan), plan)
+
+
+def _state(path: str, window: Window) -> str:
+    """What a stage on `path` keeps, and for how long."""
+    if path == real_time.PATH:
+        return ("real-time mode: Spark's state store holds one partial per (window, group) until the watermark "
+                "passes the window's end, checkpointed with the query")
+    if path == OPERATOR:
+        return ("streaming, WID operator: partial aggregates of many groups per shard (never rows) in Spark's "
+                f"RocksDB state store, checkpointed with the query: {state_bound(window)[1]}")
+    return "batch: one partial per (group, pane), at most one per input row; nothing is kept between runs"
+
+
+def outline(spec: PipelineSpec | JoinPipelineSpec) -> Explanation:
+    """`spec`'s explanation from the spec and its ``[spark]`` settings
+    alone, without a Spark session (`wid explain` without ``--plan``): the
+    path the stage takes, the forms its plan may take in the order they are
+    tried (where the input's column types pick one, both are named), why,
+    its state and how data may be lost. No Spark operators or physical plan:
+    those need ``--plan``."""
+    conf = {k: str(v) for k, v in spec.spark.get("conf", {}).items()}
+    notes = tuple(f"setting {name} = {conf[name]}" for name in SETTINGS if name in conf)
+    if isinstance(spec, JoinPipelineSpec):
+        streaming = spec.source.is_stream
+        form, why = (join_query.FORM, join_query.WHY) if streaming else (BATCH_JOIN_FORM, BATCH_JOIN_WHY)
+        return _join_explanation(spec, streaming, form, why, notes, {}, "")
+    w = spec.window
+    if spec.stream.trigger == REAL_TIME:
+        return Explanation(w.kind, real_time.FORM, real_time.WHY, real_time.NOTES, _state(real_time.PATH, w),
+                           tuple(warnings(spec, w)), {}, "")
+    if spec.source.is_stream:
+        form = f"WID operator ({_shards(spec, conf)}, vectorised state per shard)"
+        return Explanation(w.kind, form, WHY_OPERATOR, notes, _state(OPERATOR, w), tuple(warnings(spec, w)), {}, "")
+    planned = outline_batch(w, conf.get(PANE_MERGE, "arrow"))
+    form = planned.forms[0] if len(planned.forms) == 1 else (
+        f"{planned.forms[0]}; where the column types do not allow it, " + ", else ".join(planned.forms[1:]))
+    return Explanation(w.kind, form, planned.why, planned.notes + notes, _state("batch", w),
+                       tuple(warnings(spec, w)), {}, "")
+
+
+def _shards(spec: PipelineSpec, conf: dict[str, str]) -> str:
+    """The operator's shard count as the session will have it, if the spec says."""
+    cores = local_cores(str(spec.spark.get("master", "local[*]")))
+    shards = conf.get(SHARDS_CONF) or conf.get(SHUFFLE_PARTITIONS) or (str(cores) if cores else None)
+    return f"{shards} shards" if shards else "a shard per shuffle partition"

@@ -129,6 +129,19 @@ def _settled(aggs: Sequence[SparkAgg], names: dict[int, list[str]], role: Column
 VECTOR = "vectorised Arrow merge (prefix sums + sparse tables)"
 FUSED = "fused vectorised Arrow merge (panes by bincount, windows by prefix sums + sparse tables)"
 BLOCKS = "block prefix/suffix merge in Spark"
+RUNNING = "running prefix merge in Spark"
+
+
+def merges(kind: str, setting: str) -> tuple[str, ...]:
+    """The ways panes may merge into windows, in the order they are tried:
+    `kind` ``sliding`` (`sliding_panes`), ``rows`` (`sliding_rows`) or
+    ``cumulative`` (`cumulative_panes`), under ``spark.wid.paneMerge`` =
+    `setting` (`arrow_merge.CONF`). The first whose fields all merge in
+    NumPy (the column types decide) runs; the last always can."""
+    last = RUNNING if kind == "cumulative" else BLOCKS
+    if setting == "spark":
+        return (last,)
+    return (*((FUSED,) if setting == "fused" or kind == "rows" else ()), VECTOR, last)
 
 
 def sliding_rows(rows: DataFrame, keys: Sequence[str], pane: Column, geo: Panes,
@@ -218,7 +231,7 @@ def cumulative(panes: DataFrame, keys: Sequence[str], period: int | None, last: 
     if period is not None:
         stop = F.least(stop, (F.col(BLK) + 1) * lit_long(period))
     df = df.select("*", F.explode(long_range(F.col(PANE), F.least(stop, last_col + 1) - 1)).alias(WINDOW_ID))
-    return df.select(*keys, WINDOW_ID, *_settled(aggs, names, None, stage="m")), "running prefix merge in Spark"
+    return df.select(*keys, WINDOW_ID, *_settled(aggs, names, None, stage="m")), RUNNING
 
 
 def finished(df: DataFrame, aggs: Sequence[SparkAgg], stage: str = "m", keep: Sequence[str] = ()) -> DataFrame:

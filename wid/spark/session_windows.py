@@ -25,23 +25,35 @@ from pyspark.sql import functions as F
 from wid.kernels import pane_merge
 from wid.spark import arrow_merge, panes
 from wid.spark.columns import PANE, TS, WINDOW_ID, field, lit_long
-from wid.spark.stage import Ctx, Planned, assemble, where_label
+from wid.spark.stage import Ctx, Outline, Planned, assemble, where_label
+from wid.spec.window import Window
 
 END = "_wid_end"
 LAST = "_wid_last"
 WHY = "sessions depend on the order of each group's rows"
 
 
+FUSED_FORM = "fused vectorised Arrow sessions (panes of one event time, sessions by prefix sums + sparse tables)"
+SORTED_FORM = "sort by event time + running session ids + groupBy"
+
+
+def outline_sessions(w: Window, setting: str) -> Outline:
+    """How session windows run: the fused form where every field merges in
+    NumPy (a fixed gap, ``spark.wid.paneMerge`` = `setting` not ``spark``),
+    else the sorted form."""
+    notes = () if w.group_by else ("no group_by: sessions are found in one partition",)
+    fused_first = w.gap_column is None and setting != "spark"
+    return Outline((FUSED_FORM, SORTED_FORM) if fused_first else (SORTED_FORM,), WHY, notes)
+
+
 def sessions(ctx: Ctx) -> Planned:
     """Session windows with a fixed `gap_ms` or a per-row `gap_column` (ms)."""
     w = ctx.window
-    keys = list(w.group_by)
-    notes = () if keys else ("no group_by: sessions are found in one partition",)
+    notes = outline_sessions(w, "arrow").notes
     fast = fused(ctx) if w.gap_column is None else None
     if fast is not None:
-        return Planned(fast, "fused vectorised Arrow sessions (panes of one event time, sessions by prefix "
-                       "sums + sparse tables)", WHY, notes)
-    return Planned(sorted_form(ctx), "sort by event time + running session ids + groupBy", WHY, notes)
+        return Planned(fast, FUSED_FORM, WHY, notes)
+    return Planned(sorted_form(ctx), SORTED_FORM, WHY, notes)
 
 
 def sorted_form(ctx: Ctx) -> DataFrame:

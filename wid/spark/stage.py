@@ -30,6 +30,23 @@ class Planned:
     notes: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Outline:
+    """How a window stage will run, read from its spec and settings alone
+    (no Spark session; `wid explain` without ``--plan``): the `forms` it may
+    take, in the order they are tried (the input's column types pick the
+    first that can run them), `why`, and `notes`."""
+
+    forms: tuple[str, ...]
+    why: str
+    notes: tuple[str, ...] = ()
+
+
+def holistic(window: Window) -> list[str]:
+    """Aliases of `window`'s aggregations with no constant-size merge."""
+    return [a.as_ for a in window.aggregations if a.holistic]
+
+
 @dataclass
 class Ctx:
     """Planning context: the window, the good rows (with `TS`), the pipeline
@@ -49,7 +66,7 @@ class Ctx:
     @property
     def holistic(self) -> list[str]:
         """Aliases of aggregations with no constant-size merge."""
-        return [a.as_ for a in self.window.aggregations if a.holistic]
+        return holistic(self.window)
 
 
 def where_label(start_us: Column, end_us: Column, pipeline: str) -> Column:

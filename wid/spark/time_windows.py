@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 from wid.semantics.windowing import Hopping
 from wid.spark import panes
 from wid.spark.columns import PANE, TS, WINDOW_ID, exact, floor_div, lit_long, long_range
-from wid.spark.stage import Ctx, Planned, assemble, where_label
+from wid.spark.stage import Ctx, Outline, Planned, assemble, holistic, where_label
 from wid.spec.window import Window
 
 # A row in at most this many windows is copied into them. Measured on 1M and
@@ -63,37 +63,72 @@ def tumbling(ctx: Ctx) -> Planned:
     bucket = geo.last_window_starting_by(exact(TS)).col
     grouped = panes.partials(ctx.rows, w.group_by, bucket, aggs, name=WINDOW_ID)
     out = panes.finished(grouped, aggs, stage="p", keep=[*w.group_by, WINDOW_ID])
-    return Planned(assemble(out, w, start, end), "bucket + groupBy",
-                   "a row is in exactly one tumbling window")
+    return Planned(assemble(out, w, start, end), TUMBLING.forms[0], TUMBLING.why)
+
+
+TUMBLING = Outline(("bucket + groupBy",), "a row is in exactly one tumbling window")
+COPY = "copy: each row into its windows"
+
+
+PANES_WHY = "windows overlap: each row is aggregated once into its pane, panes merge in O(n)"
+
+
+def hopping_shape(w: Window) -> tuple[str, str, tuple[str, ...]]:
+    """Which plan a hopping window takes, from its spec: ``tumbling`` (hop =
+    duration), ``copy`` (holistic aggregations, or a row in at most
+    `COPY_MAX_WINDOWS` windows) or ``panes``; and why, and notes."""
+    _, d, h = _bounds(w)
+    if d == h:
+        return "tumbling", "hop_ms equals duration_ms: the windows are tumbling", ()
+    copies, whole = -(-d // h), holistic(w)
+    if whole or copies <= COPY_MAX_WINDOWS:
+        why = (f"{', '.join(whole)} cannot merge panes in constant space" if whole else
+               f"a row is in at most {copies} windows: copying it costs less than merging panes "
+               f"(copy form up to {COPY_MAX_WINDOWS}, measured)")
+        return "copy", why, (f"cost grows with duration/hop = {d / h:g}",)
+    return "panes", PANES_WHY, ()
+
+
+def outline_hopping(w: Window, setting: str) -> Outline:
+    """How a hopping window's plan runs (see `hopping`) under
+    ``spark.wid.paneMerge`` = `setting`."""
+    shape, why, notes = hopping_shape(w)
+    if shape != "panes":
+        return Outline(TUMBLING.forms if shape == "tumbling" else (COPY,), why, notes)
+    pane_ms = _hopping(w).pane_us / 1000
+    return Outline(tuple(f"panes of {pane_ms:g} ms + {how}" for how in panes.merges("sliding", setting)), why)
+
+
+def outline_landmark(w: Window, setting: str) -> Outline:
+    """How a landmark window's plan runs (see `landmark`)."""
+    whole = holistic(w)
+    if whole:
+        return Outline((COPY,), f"{', '.join(whole)} cannot merge panes in constant space",
+                       ("cost grows with the number of windows per period",))
+    return Outline(tuple(f"hop panes + {how}" for how in panes.merges("cumulative", setting)),
+                   "landmark windows are prefixes of their period")
 
 
 def hopping(ctx: Ctx) -> Planned:
-    """Panes merged into windows, or the copy form for holistic aggregations."""
+    """Panes merged into windows, or the copy form (`hopping_shape`)."""
     w = ctx.window
     geo = _hopping(w)
-    d, h = geo.duration_us, geo.hop_us
-    if d == h:
-        planned = tumbling(ctx)
-        return Planned(planned.output, planned.form, "hop_ms equals duration_ms: the windows are tumbling")
+    shape, why, notes = hopping_shape(w)
+    if shape == "tumbling":
+        return Planned(tumbling(ctx).output, TUMBLING.forms[0], why)
     start, end = _extent(geo)
     aggs = ctx.aggs(where_label(start, end, ctx.pipeline))
     keys = list(w.group_by)
-    copies = -(-d // h)
-    if ctx.holistic or copies <= COPY_MAX_WINDOWS:
+    if shape == "copy":
         ts = exact(TS)
         ids = long_range(geo.first_window_ending_after(ts).col, geo.last_window_starting_by(ts).col)
         copied = ctx.rows.select("*", F.explode(ids).alias(PANE))
         out = panes.finished(panes.partials(copied, keys, F.col(PANE), aggs, name=WINDOW_ID), aggs, "p", [*keys, WINDOW_ID])
-        why = (f"{', '.join(ctx.holistic)} cannot merge panes in constant space" if ctx.holistic else
-               f"a row is in at most {copies} windows: copying it costs less than merging panes "
-               f"(copy form up to {COPY_MAX_WINDOWS}, measured)")
-        return Planned(assemble(out, w, start, end), "copy: each row into its windows", why,
-                       (f"cost grows with duration/hop = {d / h:g}",))
+        return Planned(assemble(out, w, start, end), COPY, why, notes)
     pane = geo.pane(exact(TS)).col
     merged, how = panes.sliding_panes(ctx.rows, keys, pane, geo.panes, aggs)
     out = panes.finished(merged, aggs, keep=[*keys, WINDOW_ID])
-    return Planned(assemble(out, w, start, end), f"panes of {geo.pane_us / 1000:g} ms + {how}",
-                   "windows overlap: each row is aggregated once into its pane, panes merge in O(n)")
+    return Planned(assemble(out, w, start, end), f"panes of {geo.pane_us / 1000:g} ms + {how}", why)
 
 
 def _last_pane(hop_us: int, landmark_us: int) -> Column:
@@ -119,15 +154,13 @@ def landmark(ctx: Ctx) -> Planned:
         rows = ctx.rows.crossJoin(F.broadcast(ctx.rows.agg(_last_pane(h, lm).alias(last_col))))
     else:
         rows = ctx.rows.withColumn(last_col, (floor_div(pane, m // h) + 1) * lit_long(m // h) - 1)
+    outline = outline_landmark(w, "arrow")
     if ctx.holistic:
         period_end = F.col(last_col) if m is None else F.least(
             F.col(last_col), (floor_div(pane, m // h) + 1) * lit_long(m // h) - 1)
         copied = rows.select("*", F.explode(long_range(pane, period_end)).alias(PANE))
         out = panes.finished(panes.partials(copied, keys, F.col(PANE), aggs, name=WINDOW_ID), aggs, "p", [*keys, WINDOW_ID])
-        return Planned(assemble(out, w, start, end), "copy: each row into its windows",
-                       f"{', '.join(ctx.holistic)} cannot merge panes in constant space",
-                       ("cost grows with the number of windows per period",))
+        return Planned(assemble(out, w, start, end), COPY, outline.why, outline.notes)
     merged, how = panes.cumulative_panes(rows, keys, pane, None if m is None else m // h, last_col, aggs)
     out = panes.finished(merged, aggs, keep=[*keys, WINDOW_ID])
-    return Planned(assemble(out, w, start, end), f"hop panes + {how}",
-                   "landmark windows are prefixes of their period")
+    return Planned(assemble(out, w, start, end), f"hop panes + {how}", outline.why)
