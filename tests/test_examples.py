@@ -90,7 +90,8 @@ def test_rerun_is_idempotent(spark: Any, workdir: Path) -> None:
 def test_explain_names_form_state_and_warnings(spark: Any, workdir: Path) -> None:
     out = run_cli("explain", str(workdir / "flights_carrier_hopping.toml")).output
     assert "copy: each row into its windows" in out  # exact count_distinct is holistic
-    assert "state:" in out and "Spark operators:" in out
+    assert "state:" in out and "Spark operators:" not in out  # the file alone: no Spark
+    assert "Spark operators:" in run_cli("explain", "--plan", str(workdir / "flights_carrier_hopping.toml")).output
     out = run_cli("explain", str(workdir / "flights_hourly.toml")).output
     assert "bucket + groupBy" in out
 

@@ -16,7 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-console = Console(markup=False, highlight=False)
+console = Console(markup=False, highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, soft_wrap=True, markup=False, highlight=False)
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(\.\d+)?Z$")
 

@@ -97,9 +97,31 @@ def test_wid_run_reaches_a_connect_server(connect_server: spark_servers.Server, 
     assert_same_rows(spec.window, written, folded(spec.window, results, list(written[0])))
 
 
+def bare_python() -> Path:
+    """An environment with PySpark and its Arrow libraries (what executors
+    need), without wid and without Spark Connect's client modules."""
+    return python_envs.ensure(f"executor-pyspark-{pyspark.__version__}",
+                              [f"pyspark=={pyspark.__version__}", *EXECUTOR_PACKAGES])
+
+
+def test_a_connect_server_whose_python_lacks_wid_is_named_with_the_fix(tmp_path: Path) -> None:
+    # the server runs each stream's foreachBatch writer in its own Python; Spark says only that it never connected back
+    server = spark_servers.start_connect(tmp_path / "server", python=str(bare_python()))
+    try:
+        land(tmp_path / "land", [[json.dumps(r) for r in good_rows(10)]])
+        (tmp_path / "pipeline.toml").write_text(pipeline_toml('kind = "tumbling"\nduration_ms = 10000', name="bare"))
+        done = subprocess.run([str(thin_client().parent / "wid"), "run", "--quiet", "--remote", server.url,
+                               "pipeline.toml"], cwd=tmp_path, env={**os.environ, "COLUMNS": "200"},
+                              capture_output=True, text=True, timeout=600)
+    finally:
+        spark_servers.stop(server)
+    assert done.returncode == 2, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "pip install 'wid[server]'" in done.stderr, done.stderr
+    assert read_table(str(tmp_path / "out.sqlite"), "windows") == []  # nothing written
+
+
 def test_the_leg_on_a_standalone_cluster_whose_executors_lack_wid(tmp_path: Path) -> None:
-    executors = python_envs.ensure(f"executor-pyspark-{pyspark.__version__}",
-                                   [f"pyspark=={pyspark.__version__}", *EXECUTOR_PACKAGES])
+    executors = bare_python()
     lacks = subprocess.run([str(executors), "-c", "import wid"], cwd=tmp_path, capture_output=True, text=True)
     assert "No module named 'wid'" in lacks.stderr
     cluster = spark_servers.start_cluster(tmp_path / "cluster", workers=2)

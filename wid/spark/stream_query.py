@@ -15,6 +15,8 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
+from wid.errors import MissingDependencyError
+
 Handler = Callable[[DataFrame, int], None]
 
 
@@ -64,11 +66,11 @@ def start(output: DataFrame, checkpoint: str, handle: Handler, trigger: dict[str
     if name:
         writer = writer.queryName(name)
     if not (spark.conf.isModifiable(VERIFY_NEW) and never_logged(spark, checkpoint)):
-        return writer.start()
+        return _started(writer)
     before = spark.conf.get(VERIFY_NEW, None)
     spark.conf.set(VERIFY_NEW, "false")
     try:
-        query = writer.start()
+        query = _started(writer)
         _past_initialization(query)  # the query reads the setting then, from the session
     finally:
         if before is None:
@@ -76,6 +78,24 @@ def start(output: DataFrame, checkpoint: str, handle: Handler, trigger: dict[str
         else:
             spark.conf.set(VERIFY_NEW, before)
     return query
+
+
+SERVER_PYTHON_FIX = ("install it there: pip install 'wid[server]' (wid with pyspark[connect]), or point the server's "
+                     "PYSPARK_PYTHON at a Python that has them")
+
+
+def _started(writer: Any) -> StreamingQuery:
+    """``writer.start()``. On Spark Connect the server runs `handle` in a
+    Python process of its own, which imports the Connect client and wid; when
+    that Python lacks them the process dies and Spark reports only that it
+    never connected back: raises MissingDependencyError naming the fix."""
+    try:
+        return writer.start()
+    except Exception as err:
+        if "Python worker failed to connect back" not in str(err):
+            raise
+        raise MissingDependencyError("a Python with wid and pyspark[connect] on the Spark Connect server "
+                                     "(it runs each stream's foreachBatch writer)", SERVER_PYTHON_FIX) from err
 
 
 def _past_initialization(query: StreamingQuery, poll_s: float = 0.01) -> None:

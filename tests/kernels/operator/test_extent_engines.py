@@ -6,6 +6,7 @@ oracle once a final punctuation closes everything."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from typing import Any
 
@@ -122,11 +123,8 @@ def test_closed_by_a_punctuation_the_stream_equals_batch(window: Window, batches
     # lateness beyond the disorder: nothing is late; a final punctuation closes what batch emits
     from tests.semantics.test_stream_extents import flush_ms
 
-    window = Window(**{**{f: getattr(window, f) for f in window.__dataclass_fields__}, "lateness_ms": 100,
-                       "late_data": "drop", "allowed_lateness_ms": None, "emit": "on_close", "rank_by": "order"}
-                    if window.kind != "landmark" else {**{f: getattr(window, f) for f in window.__dataclass_fields__},
-                                                       "lateness_ms": 100, "late_data": "drop",
-                                                       "allowed_lateness_ms": None, "emit": "on_close"})
+    closed: dict[str, Any] = {"lateness_ms": 100, "late_data": "drop", "allowed_lateness_ms": None, "emit": "on_close"}
+    window = dataclasses.replace(window, **closed, **({} if window.kind == "landmark" else {"rank_by": "order"}))
     batches = full(batches)
     rows = [r for b in batches for _, r in b.rows]
     flush = MicroBatch([(s, {"ts": flush_ms(window, rows), "punct": True}) for s in "ab"], 99)  # every source
