@@ -14,6 +14,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
+from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from wid.errors import MissingDependencyError
 
@@ -84,7 +85,7 @@ SERVER_PYTHON_FIX = ("install it there: pip install 'wid[server]' (wid with pysp
                      "PYSPARK_PYTHON at a Python that has them")
 
 
-def _started(writer: Any) -> StreamingQuery:
+def _started(writer: DataStreamWriter) -> StreamingQuery:
     """``writer.start()``. On Spark Connect the server runs `handle` in a
     Python process of its own, which imports the Connect client and wid; when
     that Python lacks them the process dies and Spark reports only that it
