@@ -33,7 +33,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import reduce
+from functools import cached_property, reduce
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -90,11 +90,20 @@ class StageResult:
       ``source_file`` (string or NULL), ``row_json`` (the original row as
       JSON, or a malformed record's raw text);
     - `explain`: how it runs and why (`Explained`).
+
+    The dead-letter DataFrame is built on first use (`dead_letter_of`):
+    building a DataFrame costs the driver a round of Spark's analysis, which
+    `aggregate` callers, who never read it, should not pay.
     """
 
     output: DataFrame
-    dead_letter: DataFrame
+    dead_letter_of: Callable[[], DataFrame] = field(repr=False)
     explain: Explained
+
+    @cached_property
+    def dead_letter(self) -> DataFrame:
+        """The rejected (and, with ``dlq``, late) rows; see above."""
+        return self.dead_letter_of()
 
 
 WindowResult = StageResult
@@ -172,11 +181,10 @@ def compile_window(df: DataFrame | Mapping[str, DataFrame], window: Window, *, p
             frame = frame.where(~F.coalesce(F.expr(window.punctuation.predicate), F.lit(False)))
         prepared_by[name] = prepare(frame, window)
     prepared = _union(list(prepared_by.values()))
-    dead = _union([dead_letters(p, name) for name, p in prepared_by.items()])
     planned = compile_batch(good_rows(prepared), numeric_window(prepared, window), pipeline)
     output = as_wall_clock(planned.output, window.output_prefix[:2]) if wall_clock(prepared, window) else planned.output
     explained = Explained(BATCH, planned.form, planned.why, planned.notes + setting_notes(prepared))
-    result = StageResult(output, dead, explained)
+    result = StageResult(output, lambda: _union([dead_letters(p, name) for name, p in prepared_by.items()]), explained)
     return Compiled(result, prepared, natural_key(window, output.columns), punctuations)
 
 
@@ -196,7 +204,7 @@ def _window_on_operator(sources: dict[str, DataFrame], window: Window, pipeline:
                          (lambda rows: retractions_of(rows, window, wall)) if window.kind == "session" else None,
                          cache_id)
     prepared = _union([prepare(frame, window) for frame in sources.values()])
-    result = StageResult(windows, dead_letters_of(plan.rows, window), explained)
+    result = StageResult(windows, lambda: dead_letters_of(plan.rows, window), explained)
     return Compiled(result, prepared, natural_key(window, windows.columns), _punctuations(sources, window), stream)
 
 
@@ -205,7 +213,7 @@ def compile_real_time(df: DataFrame, window: Window, *, source: str = "source") 
     its Kafka source, on Spark's own aggregation (`wid.spark.real_time`)."""
     prepared, output, dead = real_time.real_time_plan(df, window, source=source)
     explained = Explained(real_time.PATH, real_time.FORM, real_time.WHY, real_time.NOTES)
-    return Compiled(StageResult(output, dead, explained), prepared, natural_key(window, output.columns))
+    return Compiled(StageResult(output, lambda: dead, explained), prepared, natural_key(window, output.columns))
 
 
 def check_streamable(window: Window) -> None:
@@ -264,8 +272,8 @@ def compile_join(left: DataFrame, right: DataFrame, join: WindowJoin, *, left_so
     prepared = lp.select(REASON).unionByName(rp.select(REASON))
     if not (left.isStreaming or right.isStreaming):
         out, notes = batch_join(lp, rp, join, columns)
-        dead = dead_letters(lp, left_source).unionByName(dead_letters(rp, right_source))
-        result = StageResult(out, dead, Explained(BATCH, BATCH_JOIN_FORM, BATCH_JOIN_WHY, notes + setting_notes(out)))
+        result = StageResult(out, lambda: dead_letters(lp, left_source).unionByName(dead_letters(rp, right_source)),
+                             Explained(BATCH, BATCH_JOIN_FORM, BATCH_JOIN_WHY, notes + setting_notes(out)))
         return Compiled(result, prepared, join_natural_key(join, out.columns))
     join_query.check_stream_join(lp, rp, join)
     cache_id = uuid.uuid4().hex if state_cache else None
@@ -278,7 +286,7 @@ def compile_join(left: DataFrame, right: DataFrame, join: WindowJoin, *, left_so
              "right rows per key are released above garbage_size")
     stream = StreamStage(rows, lambda batch: join_query.fired_output(batch, join, columns),
                          lambda batch: join_query.dead_letters_of(batch, join, left_source), cache_id=cache_id)
-    result = StageResult(out, join_query.dead_letters_of(rows, join, left_source),
+    result = StageResult(out, lambda: join_query.dead_letters_of(rows, join, left_source),
                          Explained(OPERATOR, join_query.FORM, join_query.WHY, notes + setting_notes(rows)))
     return Compiled(result, prepared, join_natural_key(join, out.columns), stream=stream)
 

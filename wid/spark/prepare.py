@@ -20,6 +20,7 @@ them, and `wall_clock` tells the output stage to give the bounds back as
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from pyspark.errors import AnalysisException
@@ -175,15 +176,19 @@ def prepare(df: DataFrame, window: Window) -> DataFrame:
     for name, cast in casts.items():
         raw = name[len(NUMERIC):]
         checks.append((F.col(raw).isNotNull() & cast.isNull(), F.lit(reasons.not_a_number(raw))))
-    return marked(df.withColumns(casts) if casts else df, us, checks)  # Spark Connect refuses an empty map
+    return marked(df, us, checks, casts)
 
 
-def marked(df: DataFrame, us: Column, checks: list[tuple[Column, Column]]) -> DataFrame:
-    """`df` plus `TS` (`us`), `REASON` (the first of `checks` that holds)
-    and `REJECTED_FILE`, read with the row: a cached prepared DataFrame no
-    longer knows its files."""
-    out = df.withColumn(TS, us).withColumn(REASON, first_reason(checks))
-    return out.withColumn(REJECTED_FILE, F.when(F.col(REASON).isNotNull(), source_file(df)))
+def marked(df: DataFrame, us: Column, checks: list[tuple[Column, Column]],
+           more: Mapping[str, Column] | None = None) -> DataFrame:
+    """`df` plus the columns `more`, `TS` (`us`), `REASON` (the first of
+    `checks` that holds) and `REJECTED_FILE`, read with the row: a cached
+    prepared DataFrame no longer knows its files. One projection: each
+    DataFrame step costs the driver a round of Spark's analysis."""
+    reason = first_reason(checks)
+    extra = [c.alias(name) for name, c in (more or {}).items()]
+    return with_source_file(lambda file: df.select("*", *extra, us.alias(TS), reason.alias(REASON),
+                                                   F.when(reason.isNotNull(), file).alias(REJECTED_FILE)))[0]
 
 
 def good_rows(prepared: DataFrame) -> DataFrame:
@@ -210,6 +215,14 @@ def source_file(df: DataFrame) -> Column:
     """The file a row was read from, NULL where there is none. On a plan
     that reads several file sources (a join), over which Spark refuses
     ``input_file_name()`` (MULTI_SOURCES_UNSUPPORTED_FOR_EXPRESSION), NULL."""
+    return with_source_file(lambda file: df.select(file))[1]
+
+
+def with_source_file(build: Callable[[Column], DataFrame]) -> tuple[DataFrame, Column]:
+    """`build` given the file each row was read from (`source_file`), and
+    that column: ``input_file_name()`` where Spark accepts it over `build`'s
+    plan, else NULL. Analysed here, so that the fallback serves on Spark
+    Connect too, where analysis is otherwise lazy."""
     file = F.nullif(F.input_file_name(), F.lit(""))
     # PySpark logs every AnalysisException of a DataFrame call at ERROR before raising it: this one is
     # expected and handled, so its logger is quiet for the attempt. The logger is PySpark's own class: a
@@ -218,12 +231,14 @@ def source_file(df: DataFrame) -> Column:
     quiet = PySparkLogger.getLogger("DataFrameQueryContextLogger")
     was, quiet.disabled = quiet.disabled, True
     try:
-        _ = df.select(file).schema  # analysis runs here, on Spark Connect too
+        built = build(file)
+        _ = built.schema  # analysis runs here, on Spark Connect too
+        return built, file
     except AnalysisException:
-        return F.lit(None).cast("string")
+        none = F.lit(None).cast("string")
+        return build(none), none
     finally:
         quiet.disabled = was
-    return file
 
 
 def dead_letters(prepared: DataFrame, source: str) -> DataFrame:
