@@ -32,11 +32,12 @@ def test_state_bound_warns_above_one_gigabyte() -> None:
 
 
 def test_explain_reports_the_form_and_operators(spark: Any) -> None:
-    df = spark.createDataFrame([(1, "a", 1.0)], "t long, k string, v double")
+    df = spark.createDataFrame([(t, "a", 1.0) for t in range(50)], "t long, k string, v double")  # 50 rows a pane
     w = Window(kind="hopping", duration_ms=60_000, hop_ms=20_000, event_time_column="t", event_time_unit="ms",
                group_by=["k"], aggregations=(Aggregation("sum", "v", as_="s"),))
     ex = explain(wid.window_result(df, w), w)
     assert ex.form == "panes of 20000 ms + vectorised Arrow merge (prefix sums + sparse tables)"
+    assert any(n.startswith("pane plan: rows per key and pane 50 ") for n in ex.notes), ex.notes
     assert ex.operators.get("MapInArrow") == 1 and "Window" not in ex.operators
     assert ex.operators.get("HashAggregate") == 2  # Spark's pane aggregate: partial before its shuffle, final after
     assert ex.operators.get("Exchange") == 2  # the pane aggregate's shuffle, then the pane partials by key
@@ -49,6 +50,17 @@ def test_explain_reports_the_form_and_operators(spark: Any) -> None:
     assert "setting spark.wid.paneMerge = spark" in jvm.notes and not any("spark.wid" in n for n in ex.notes)
     assert jvm.operators.get("Window", 0) >= 2 and jvm.operators.get("Generate") == 1
     assert jvm.operators.get("Exchange") == 2  # as above: the merge's windows over keys reuse the second
+
+
+def test_sparse_panes_take_the_fused_plan(spark: Any) -> None:
+    # two keys, one row in each 20 s pane of 100: 1 row per key and pane, below the measured crossover
+    df = spark.createDataFrame([(t * 20_000, k, 1.0) for t in range(100) for k in "ab"], "t long, k string, v double")
+    w = Window(kind="hopping", duration_ms=600_000, hop_ms=20_000, event_time_column="t", event_time_unit="ms",
+               group_by=["k"], aggregations=(Aggregation("sum", "v", as_="s"),))
+    ex = explain(wid.window_result(df, w), w)
+    assert ex.form.startswith("panes of 20000 ms + fused vectorised Arrow merge"), ex.form
+    assert any(n.startswith("pane plan: rows per key and pane 1 ") for n in ex.notes), ex.notes
+    assert "HashAggregate" not in ex.operators and ex.operators.get("Exchange") == 1  # the rows, by key, once
 
 
 def test_processing_time_stamps_arrival(spark: Any) -> None:

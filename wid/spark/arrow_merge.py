@@ -35,7 +35,7 @@ from wid.kernels import pane_merge, pane_reduce
 from wid.spark.columns import PANE, WINDOW_ID, field
 from wid.spark.shipping import ship
 
-CONF = "spark.wid.paneMerge"  # "arrow" (default), "fused" (time windows too) or "spark" (JVM only)
+CONF = "spark.wid.paneMerge"  # "auto" (default: wid.spark.pane_plan), "arrow", "fused" or "spark" (JVM only)
 SUMMABLE = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType)
 ORDERABLE = (*SUMMABLE, T.StringType, T.BooleanType, T.DateType, T.TimestampType, T.TimestampNTZType)  # atomic
 _ORDERABLE = (*ORDERABLE, T.BinaryType, T.StructType)  # pane partials: first/last keys are structs
@@ -46,14 +46,7 @@ Merge = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 def enabled(df: DataFrame) -> bool:
     """False when the session asks for the JVM-only merge."""
-    return df.sparkSession.conf.get(CONF, "arrow") in ("arrow", "fused")
-
-
-def fused_time_windows(df: DataFrame) -> bool:
-    """True when the session asks time windows to send rows, not Spark's pane
-    partials, to NumPy (``spark.wid.paneMerge = fused``: faster when a pane
-    holds only a few rows, see `wid.spark.panes`)."""
-    return df.sparkSession.conf.get(CONF, "arrow") == "fused"
+    return df.sparkSession.conf.get(CONF, "auto") != "spark"
 
 
 def _binary_order(t: T.DataType) -> bool:

@@ -46,7 +46,7 @@ OUTLINES: dict[str, Callable[[Window, str], Outline]] = {
 }
 
 
-def outline_batch(window: Window, setting: str = "arrow") -> Outline:
+def outline_batch(window: Window, setting: str = "auto") -> Outline:
     """How `compile_batch` will plan `window`, from the spec alone, under
     ``spark.wid.paneMerge`` = `setting`: the forms it may take, in the
     order they are tried (the input's column types pick one), why, notes."""

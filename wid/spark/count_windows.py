@@ -40,18 +40,18 @@ def count_windows(ctx: Ctx) -> Planned:
     label = F.concat(F.lit("count window "), F.col(WINDOW_ID).cast("string"), F.lit(f" for pipeline {ctx.pipeline}"))
     aggs = ctx.aggs(label, HIDDEN)
     r = F.col(RANK)
-    outline = outline_count(w, "arrow")
+    outline = outline_count(w, "auto")
     if ctx.holistic or hop == size:
         ids = long_range(floor_div(r, hop), floor_div(r + lit_long(size), hop) - 1)
         copied = rows.select("*", F.explode(ids).alias(PANE))
         grouped = panes.partials(copied, keys, F.col(PANE), aggs, name=WINDOW_ID)
-        out = panes.finished(grouped, aggs, "p", [*keys, WINDOW_ID])
+        out = grouped.select(*keys, WINDOW_ID, *panes.finished(aggs, "p"))
         form = outline.forms[0]
     else:
         g = gcd(size, hop)
         geo = Panes(size // g, hop // g, hop // g - size // g)
         merged, how = panes.sliding_rows(rows, keys, floor_div(r, g), geo, aggs)
-        out = panes.finished(merged, aggs, keep=[*keys, WINDOW_ID])
+        out = merged.select(*keys, WINDOW_ID, *panes.finished(aggs))
         form = f"ranks + panes of {g} rows + {how}"
     why = outline.why
     out = out.where((F.col(WINDOW_ID) + 1) * hop <= F.col(NP))

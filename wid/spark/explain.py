@@ -223,7 +223,7 @@ def outline(spec: PipelineSpec | JoinPipelineSpec) -> Explanation:
     if spec.source.is_stream:
         form = f"WID operator ({_shards(spec, conf)}, vectorised state per shard)"
         return Explanation(w.kind, form, WHY_OPERATOR, notes, _state(OPERATOR, w), tuple(warnings(spec, w)), {}, "")
-    planned = outline_batch(w, conf.get(PANE_MERGE, "arrow"))
+    planned = outline_batch(w, conf.get(PANE_MERGE, "auto"))
     form = planned.forms[0] if len(planned.forms) == 1 else (
         f"{planned.forms[0]}; where the column types do not allow it, " + ", else ".join(planned.forms[1:]))
     return Explanation(w.kind, form, planned.why, planned.notes + notes, _state("batch", w),

@@ -60,6 +60,7 @@ from wid.kernels import pane_merge
 from wid.semantics.windowing import Panes
 from wid.spark import arrow_merge
 from wid.spark.columns import PANE, WINDOW_ID, exact, field, floor_div, lit_long, long_range
+from wid.spark.pane_plan import Choice
 from wid.spark.spark_session import local_cores
 
 BLK = "_wid_blk"
@@ -136,12 +137,13 @@ def merges(kind: str, setting: str) -> tuple[str, ...]:
     """The ways panes may merge into windows, in the order they are tried:
     `kind` ``sliding`` (`sliding_panes`), ``rows`` (`sliding_rows`) or
     ``cumulative`` (`cumulative_panes`), under ``spark.wid.paneMerge`` =
-    `setting` (`arrow_merge.CONF`). The first whose fields all merge in
-    NumPy (the column types decide) runs; the last always can."""
+    `setting` (`arrow_merge.CONF`; ``auto``: wid's choice). The first whose
+    fields all merge in NumPy (the column types decide) runs, the fused one
+    only where `wid.spark.pane_plan` chooses it; the last always can."""
     last = RUNNING if kind == "cumulative" else BLOCKS
     if setting == "spark":
         return (last,)
-    return (*((FUSED,) if setting == "fused" or kind == "rows" else ()), VECTOR, last)
+    return (*((FUSED,) if setting in ("fused", "auto") or kind == "rows" else ()), VECTOR, last)
 
 
 def sliding_rows(rows: DataFrame, keys: Sequence[str], pane: Column, geo: Panes,
@@ -159,23 +161,24 @@ def sliding_rows(rows: DataFrame, keys: Sequence[str], pane: Column, geo: Panes,
     return sliding(partials(rows, keys, pane, aggs), keys, geo, aggs)
 
 
-def sliding_panes(rows: DataFrame, keys: Sequence[str], pane: Column, geo: Panes,
-                  aggs: Sequence[SparkAgg]) -> tuple[DataFrame, str]:
-    """Windows of `geo` from rows in any partitioning: Spark's pane
-    aggregate (`pane` is each row's pane index), its partials partitioned by
-    key, then `sliding` (or `sliding_rows` under ``spark.wid.paneMerge =
-    fused``). Returns what `sliding` returns."""
-    if arrow_merge.fused_time_windows(rows):
+def sliding_panes(rows: DataFrame, keys: Sequence[str], pane: Column, geo: Panes, aggs: Sequence[SparkAgg],
+                  choice: Choice) -> tuple[DataFrame, str]:
+    """Windows of `geo` from rows in any partitioning (`pane` is each row's
+    pane index): under the fused `choice` (`wid.spark.pane_plan`), the rows
+    partitioned by key to `sliding_rows`; else Spark's pane aggregate, its
+    partials partitioned by key, then `sliding`. Returns what `sliding`
+    returns."""
+    if choice.fused:
         return sliding_rows(by_key(rows, keys), keys, pane, geo, aggs)
     return sliding(by_key(partials(rows, keys, pane, aggs), keys, even=False), keys, geo, aggs)
 
 
 def cumulative_panes(rows: DataFrame, keys: Sequence[str], pane: Column, period: int | None, last: str,
-                     aggs: Sequence[SparkAgg]) -> tuple[DataFrame, str]:
+                     aggs: Sequence[SparkAgg], choice: Choice) -> tuple[DataFrame, str]:
     """Landmark windows from rows in any partitioning (`last` is a column of
-    `rows`): Spark's pane aggregate, its partials partitioned by key, then
-    `cumulative` (or the fused pass under ``spark.wid.paneMerge = fused``)."""
-    if arrow_merge.fused_time_windows(rows):
+    `rows`): under the fused `choice` the fused pass, else Spark's pane
+    aggregate, its partials partitioned by key, then `cumulative`."""
+    if choice.fused:
         spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, kind="cumulative", fields=(), period=period,
                                     last=last)
         fast = arrow_merge.fused(by_key(rows, keys), keys, pane, spec, aggs)
@@ -234,13 +237,13 @@ def cumulative(panes: DataFrame, keys: Sequence[str], period: int | None, last: 
     return df.select(*keys, WINDOW_ID, *_settled(aggs, names, None, stage="m")), RUNNING
 
 
-def finished(df: DataFrame, aggs: Sequence[SparkAgg], stage: str = "m", keep: Sequence[str] = ()) -> DataFrame:
-    """Select the `keep` columns and each aggregation's output value, named
-    by its alias. Stage ``"p"`` reads partial fields (direct evaluation),
-    stage ``"m"`` combined ones."""
+def finished(aggs: Sequence[SparkAgg], stage: str = "m") -> list[Column]:
+    """Each aggregation's output value, named by its alias (for
+    `wid.spark.stage.assemble`). Stage ``"p"`` reads partial fields (direct
+    evaluation), stage ``"m"`` combined ones."""
     def out(i: int, a: SparkAgg) -> Column:
         return value(a, getter(i, stage)) if stage == "p" else a.finish(getter(i, stage))
-    return df.select(*keep, *[out(i, a).alias(a.agg.as_) for i, a in enumerate(aggs)])
+    return [out(i, a).alias(a.agg.as_) for i, a in enumerate(aggs)]
 
 
 def by_key(rows: DataFrame, keys: Sequence[str], even: bool = True) -> DataFrame:

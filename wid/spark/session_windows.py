@@ -49,7 +49,7 @@ def outline_sessions(w: Window, setting: str) -> Outline:
 def sessions(ctx: Ctx) -> Planned:
     """Session windows with a fixed `gap_ms` or a per-row `gap_column` (ms)."""
     w = ctx.window
-    notes = outline_sessions(w, "arrow").notes
+    notes = outline_sessions(w, "auto").notes
     fast = fused(ctx) if w.gap_column is None else None
     if fast is not None:
         return Planned(fast, FUSED_FORM, WHY, notes)
@@ -74,7 +74,7 @@ def sorted_form(ctx: Ctx) -> DataFrame:
     grouped = rows.groupBy(*keys, WINDOW_ID).agg(
         F.min(TS).alias("_wid_start"), F.max(END).alias(END),
         *[e.alias(field(i, k)) for i, a in enumerate(aggs) for k, e in a.partial().items()])
-    return assemble(panes.finished(grouped, aggs, "p", [*keys, "_wid_start", END]), w, start_us, end_us)
+    return assemble(grouped, w, start_us, end_us, values=panes.finished(aggs, "p"))
 
 
 def fused(ctx: Ctx) -> DataFrame | None:
@@ -89,4 +89,4 @@ def fused(ctx: Ctx) -> DataFrame | None:
     merged = arrow_merge.fused(panes.by_key(ctx.rows, keys), keys, F.col(TS), spec, aggs, pane_ops=(last,))
     if merged is None:
         return None
-    return assemble(panes.finished(merged, aggs, keep=[*keys, WINDOW_ID, LAST]), w, start_us, end_us)
+    return assemble(merged, w, start_us, end_us, values=panes.finished(aggs))

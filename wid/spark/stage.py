@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
@@ -77,14 +78,16 @@ def where_label(start_us: Column, end_us: Column, pipeline: str) -> Column:
 
 
 def assemble(df: DataFrame, window: Window, start_us: Column, end_us: Column, window_id: Column | None = None,
-             extra: tuple[Column, ...] = ()) -> DataFrame:
+             extra: tuple[Column, ...] = (), values: Sequence[Column] | None = None) -> DataFrame:
     """Window columns (timestamps), then the group columns, then the
-    aliases, then any `extra` columns."""
+    aggregations' `values` (named by their aliases; default: `df`'s columns
+    of those names), then any `extra` columns. One projection."""
     head = [timestamp_us(start_us).alias(window.window_start_column),
             timestamp_us(end_us).alias(window.window_end_column)]
     if window_id is not None:
         head.append(window_id.cast("long").alias(window.window_id_column))
-    return df.select(*head, *window.key_columns, *[a.as_ for a in window.aggregations], *extra)
+    named = [F.col(a.as_) for a in window.aggregations] if values is None else list(values)
+    return df.select(*head, *window.key_columns, *named, *extra)
 
 
 GROUP_CAP = "window state cap hit: max_groups_per_window={cap} reached on window [%s, %s) for pipeline {pipeline}"

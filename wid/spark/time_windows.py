@@ -23,7 +23,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from wid.semantics.windowing import Hopping
-from wid.spark import panes
+from wid.spark import pane_plan, panes
 from wid.spark.columns import PANE, TS, WINDOW_ID, exact, floor_div, lit_long, long_range
 from wid.spark.stage import Ctx, Outline, Planned, assemble, holistic, where_label
 from wid.spec.window import Window
@@ -62,8 +62,7 @@ def tumbling(ctx: Ctx) -> Planned:
     aggs = ctx.aggs(where_label(start, end, ctx.pipeline))
     bucket = geo.last_window_starting_by(exact(TS)).col
     grouped = panes.partials(ctx.rows, w.group_by, bucket, aggs, name=WINDOW_ID)
-    out = panes.finished(grouped, aggs, stage="p", keep=[*w.group_by, WINDOW_ID])
-    return Planned(assemble(out, w, start, end), TUMBLING.forms[0], TUMBLING.why)
+    return Planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p")), TUMBLING.forms[0], TUMBLING.why)
 
 
 TUMBLING = Outline(("bucket + groupBy",), "a row is in exactly one tumbling window")
@@ -123,12 +122,13 @@ def hopping(ctx: Ctx) -> Planned:
         ts = exact(TS)
         ids = long_range(geo.first_window_ending_after(ts).col, geo.last_window_starting_by(ts).col)
         copied = ctx.rows.select("*", F.explode(ids).alias(PANE))
-        out = panes.finished(panes.partials(copied, keys, F.col(PANE), aggs, name=WINDOW_ID), aggs, "p", [*keys, WINDOW_ID])
-        return Planned(assemble(out, w, start, end), COPY, why, notes)
+        grouped = panes.partials(copied, keys, F.col(PANE), aggs, name=WINDOW_ID)
+        return Planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p")), COPY, why, notes)
     pane = geo.pane(exact(TS)).col
-    merged, how = panes.sliding_panes(ctx.rows, keys, pane, geo.panes, aggs)
-    out = panes.finished(merged, aggs, keep=[*keys, WINDOW_ID])
-    return Planned(assemble(out, w, start, end), f"panes of {geo.pane_us / 1000:g} ms + {how}", why)
+    choice = pane_plan.choose(ctx.rows, keys, pane)
+    merged, how = panes.sliding_panes(ctx.rows, keys, pane, geo.panes, aggs, choice)
+    return Planned(assemble(merged, w, start, end, values=panes.finished(aggs)), f"panes of {geo.pane_us / 1000:g} ms + {how}", why,
+                   (f"pane plan: {choice.why}",))
 
 
 def _last_pane(hop_us: int, landmark_us: int) -> Column:
@@ -154,13 +154,14 @@ def landmark(ctx: Ctx) -> Planned:
         rows = ctx.rows.crossJoin(F.broadcast(ctx.rows.agg(_last_pane(h, lm).alias(last_col))))
     else:
         rows = ctx.rows.withColumn(last_col, (floor_div(pane, m // h) + 1) * lit_long(m // h) - 1)
-    outline = outline_landmark(w, "arrow")
+    outline = outline_landmark(w, "auto")
     if ctx.holistic:
         period_end = F.col(last_col) if m is None else F.least(
             F.col(last_col), (floor_div(pane, m // h) + 1) * lit_long(m // h) - 1)
         copied = rows.select("*", F.explode(long_range(pane, period_end)).alias(PANE))
-        out = panes.finished(panes.partials(copied, keys, F.col(PANE), aggs, name=WINDOW_ID), aggs, "p", [*keys, WINDOW_ID])
-        return Planned(assemble(out, w, start, end), COPY, outline.why, outline.notes)
-    merged, how = panes.cumulative_panes(rows, keys, pane, None if m is None else m // h, last_col, aggs)
-    out = panes.finished(merged, aggs, keep=[*keys, WINDOW_ID])
-    return Planned(assemble(out, w, start, end), f"hop panes + {how}", outline.why)
+        grouped = panes.partials(copied, keys, F.col(PANE), aggs, name=WINDOW_ID)
+        return Planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p")), COPY, outline.why, outline.notes)
+    choice = pane_plan.choose(ctx.rows, keys, pane)
+    merged, how = panes.cumulative_panes(rows, keys, pane, None if m is None else m // h, last_col, aggs, choice)
+    return Planned(assemble(merged, w, start, end, values=panes.finished(aggs)), f"hop panes + {how}", outline.why,
+                   (f"pane plan: {choice.why}",))
