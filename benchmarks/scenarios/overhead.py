@@ -1,0 +1,118 @@
+"""What wid costs over Spark's own operators where both do the same work.
+
+    python -m benchmarks run --only overhead [--quick] [--repeats 3]
+
+Every part runs wid and its Spark peer side by side in this process, each
+checked against the other before its time counts (`benchmarks.suite`):
+
+- ``ematix``: tumbling 1 min over 100 keys, 1M and 10M rows read from
+  Parquet (100,000 with --quick): ``wid.aggregate`` against
+  ``groupBy(k, window(ts, 1 min))`` (target wid / Spark <= 1.05x);
+- ``nexmark``: q5 to q12 over 10M events (500,000 with --quick): wid's
+  queries against Spark's (`benchmarks.nexmark`; target <= 1.05x each);
+- ``streaming``: the streaming scenario's stream (`benchmarks.scenarios.
+  streaming`: 2M rows, 100 keys, 16 files, 2 a micro-batch): tumbling 1 min
+  on the path wid plans for it (Spark's own streaming aggregation) against
+  the hand-written ``withWatermark`` + ``groupBy(window())`` query (target
+  >= 0.95x its throughput), and hopping 10 min / 1 min on the WID operator
+  against Spark's floor for a Python stateful operator over the same
+  micro-batches (`benchmarks.harness.tws_floor`; target <= 1.2x per
+  micro-batch).
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+from typing import Any
+
+from benchmarks import data, suite
+from benchmarks.harness import tws_floor
+from benchmarks.nexmark import QUERIES, generator, queries_spark, queries_wid
+from benchmarks.peers.spark_peers import spark_window_engine, wid_engine
+from benchmarks.query import KEYS, WindowQuery
+from benchmarks.scenarios import nexmark, streaming
+
+TITLE = "wid against Spark's own operators: ematix, Nexmark q5-q12, streaming and the stateful floor"
+EMATIX = WindowQuery("tumbling", 60_000)
+
+
+def ratio_of(record: dict[str, Any], peer: str) -> float | None:
+    """wid's median time over `peer`'s in `record` (None when either did
+    not run or they disagree)."""
+    by = {e["engine"]: e for e in record["engines"]}
+    if not all(by.get(n, {}).get("median_s") for n in ("wid", peer)) or by[peer].get("agrees") is False:
+        return None
+    return float(by["wid"]["median_s"]) / float(by[peer]["median_s"])
+
+
+def ematix(ctx: Any) -> list[dict[str, Any]]:
+    records = []
+    for rows in (100_000,) if ctx.quick else (1_000_000, 10_000_000):
+        where = data.events(rows, 100)
+        s = suite.Scenario(f"overhead_ematix_{rows}", f"{EMATIX.label}, 100 keys, {rows:,} rows", rows, KEYS,
+                           [wid_engine(ctx.spark, EMATIX, where), spark_window_engine(ctx.spark, EMATIX, where)])
+        records.append(suite.run_scenario(s, ctx.repeats))
+        records[-1]["ratio"] = ratio_of(records[-1], "spark window()")
+    return records
+
+
+def nexmark_queries(ctx: Any) -> list[dict[str, Any]]:
+    events = nexmark.EVENTS[ctx.quick]
+    where = generator.nexmark(events, nexmark.SEED)
+    records = []
+    for q in QUERIES.values():
+        engines = [suite.engine("wid", nexmark.on_spark(ctx.spark, queries_wid.QUERY[q.name], where)),
+                   suite.engine("spark", nexmark.on_spark(ctx.spark, queries_spark.QUERY[q.name], where))]
+        s = suite.Scenario(f"overhead_nexmark_{q.name}", q.title, events, q.keys, engines, {"events": events})
+        records.append(suite.run_scenario(s, ctx.repeats))
+        records[-1]["ratio"] = ratio_of(records[-1], "spark")
+    return records
+
+
+def streams(ctx: Any) -> list[dict[str, Any]]:
+    rows, files = (200_000, streaming.FILES // 4) if ctx.quick else (2_000_000, streaming.FILES)
+    where = streaming.landed(data.events(rows, streaming.KEYS_N), files)
+    batches = -(-(files + 1) // streaming.PER_TRIGGER)  # the flush file is one more
+    records = []
+    for q, peer in ((streaming.QUERIES[0], "spark streaming"), (streaming.QUERIES[1], None)):
+        planned: list[str] = []
+        build, bound = streaming.wid_build(q, planned)
+        engines = [streaming.stream_engine(ctx.spark, "wid", where, build, bound)]
+        if peer:
+            engines.append(streaming.stream_engine(ctx.spark, peer, where, streaming.spark_build(q), None))
+        s = suite.Scenario(f"overhead_streaming_{q.kind}", f"{q.label}, {rows:,} rows, {files} files, "
+                           f"{streaming.PER_TRIGGER} per micro-batch", rows, KEYS, engines, {"plan": planned})
+        record = suite.run_scenario(s, ctx.repeats)
+        if peer:
+            record["ratio"] = ratio_of(record, peer)  # time: throughput is its inverse
+        else:
+            record["floor_s"] = floor = statistics.median(_floor(ctx, where) for _ in range(max(1, ctx.repeats)))
+            record["ratio"] = record["engines"][0]["median_s"] / floor
+            print(f"  WID operator {record['engines'][0]['median_s'] / batches:.3f} s a micro-batch, Spark's floor "
+                  f"{floor / batches:.3f} s ({batches} micro-batches; plan: {planned[0] if planned else '?'})")
+        records.append(record)
+    return records
+
+
+def _floor(ctx: Any, where: Any) -> float:
+    schema = ctx.spark.read.parquet(str(where)).schema
+    source = ctx.spark.readStream.schema(schema).option("maxFilesPerTrigger", streaming.PER_TRIGGER).parquet(str(where))
+    partitions = int(ctx.spark.conf.get("spark.sql.shuffle.partitions"))
+    with tempfile.TemporaryDirectory(prefix="wid-bench-floor-") as ck:
+        return tws_floor(source, "k", partitions, ck)
+
+
+TARGETS = (("ematix", "wid / Spark window()", "<= 1.05"), ("nexmark", "wid / Spark", "<= 1.05"),
+           ("streaming_tumbling", "wid / hand-written Spark (time; throughput ratio is its inverse, >= 0.95)",
+            "<= 1.053"), ("streaming_hopping", "WID operator / do-nothing floor", "<= 1.2"))
+
+
+def run(ctx: Any) -> list[dict[str, Any]]:
+    records = [*ematix(ctx), *nexmark_queries(ctx), *streams(ctx)]
+    print("overhead, one run on this machine:")
+    for r in records:
+        target = next((f"{what} {t}" for part, what, t in TARGETS if part in r["scenario"]), "")
+        value = "not run" if r.get("ratio") is None else f"{r['ratio']:.2f}x"
+        print(f"  {r['scenario']:32s} {value:>8s}   target {target}")
+    return records

@@ -1,0 +1,48 @@
+"""`wid.spark.pane_plan`: the rows per key and pane it measures, against
+pandas computing the same figure, and the plan each setting forces."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from pyspark.sql import functions as F
+
+from wid.spark import pane_plan
+from wid.spark.arrow_merge import CONF
+
+
+def _rows(spark: Any, keys: int, rows: int, span: int, seed: int) -> tuple[Any, pd.DataFrame]:
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"k": rng.integers(0, keys, rows), "g": rng.integers(0, 2, rows),
+                          "t": rng.integers(0, span, rows)})
+    return spark.createDataFrame(frame), frame
+
+
+@pytest.mark.parametrize(("keys", "rows", "span"), [(3, 50, 1000), (40, 5000, 200), (200, 3000, 7)])
+def test_density_is_rows_over_keys_times_panes_spanned(spark: Any, keys: int, rows: int, span: int) -> None:
+    df, frame = _rows(spark, keys, rows, span, seed=keys)
+    pane = F.floor(F.col("t") / 10).cast("long")
+    got = pane_plan.density(df, ["k", "g"], pane)
+    panes = frame.t // 10
+    want = rows / (len(frame.groupby(["k", "g"])) * (panes.max() - panes.min() + 1))
+    assert got == pytest.approx(want, rel=0.1)  # the key count is an estimate: 5 standard deviations
+
+
+def test_no_rows_have_no_density_and_take_the_two_phase_plan(spark: Any) -> None:
+    df = spark.createDataFrame([], "k long, t long")
+    assert pane_plan.density(df, ["k"], F.col("t")) is None
+    assert not pane_plan.choose(df, ["k"], F.col("t")).fused
+
+
+@pytest.mark.parametrize(("setting", "fused"), [("fused", True), ("arrow", False), ("spark", False)])
+def test_a_setting_forces_its_plan_without_the_pass(spark: Any, setting: str, fused: bool) -> None:
+    df, _ = _rows(spark, 3, 50, 1000, seed=1)  # sparse: left to itself, wid would fuse
+    spark.conf.set(CONF, setting)
+    try:
+        choice = pane_plan.choose(df.where(F.raise_error("the pass ran") == F.lit(1)), ["k"], F.col("t"))
+    finally:
+        spark.conf.unset(CONF)
+    assert choice.fused is fused and setting in choice.why
