@@ -21,7 +21,7 @@ pytest.importorskip("delta", reason="lakehouse tests run in the lakehouse enviro
 from tests.crash_harness import KillAt, finish, kill_at, make_stream  # noqa: E402
 from tests.fixtures import COLUMNS, HOPPING, POLICIES, land, pipeline_toml  # noqa: E402
 from tests.lakehouse_check import AfterTableCommit, with_sinks  # noqa: E402
-from tests.pipelines.test_late_data import final_rows, sqlite_time  # noqa: E402
+from tests.pipelines.test_late_data import assert_final_sessions, bridging_sessions  # noqa: E402
 from tests.sink_check import (  # noqa: E402
     as_sink_row,
     assert_same_rows,
@@ -34,7 +34,6 @@ from wid.io import iceberg  # noqa: E402
 from wid.io.sql_sinks import for_export  # noqa: E402
 from wid.pipelines.run import run as run_pipeline  # noqa: E402
 from wid.semantics import evaluate, reasons  # noqa: E402
-from wid.semantics.stream_oracle import MicroBatch, run_stream  # noqa: E402
 from wid.spec.lakehouse import installed_spark_version, package_for  # noqa: E402
 from wid.spec.toml_io import load_pipeline, loads_pipeline  # noqa: E402
 
@@ -118,22 +117,8 @@ def test_a_batch_run_equals_the_oracle_and_a_rerun_changes_nothing(spark: Any, t
 
 
 def test_session_retractions_leave_the_iceberg_table_as_the_oracle(spark: Any, tmp_path: Path) -> None:
-    t0 = 1_700_000_000_000
-    files = [[{"k": "a", "ts": t0 + 10_000, "v": 1.0}, {"k": "a", "ts": t0 + 20_000, "v": 2.0},
-              {"k": "b", "ts": t0 + 12_000, "v": 3.0}],
-             [{"k": "a", "ts": t0 + 16_500, "v": 4.0}, {"k": "b", "ts": t0 + 30_000, "v": 5.0}],
-             [{"k": "a", "ts": t0 + 14_000, "v": 6.0}, {"k": "b", "ts": t0 + 60_000, "v": 7.0}],
-             [{"k": "a", "ts": t0 + 90_000, "v": 8.0}]]
-    land(tmp_path / "land", [[json.dumps(r) for r in rows] for rows in files])
-    text = iceberg_toml(pipeline_toml('kind = "session"\ngap_ms = 4000\nemit = "on_update"', name="sessions-ice"))
-    spec = loads_pipeline(text, base_dir=str(tmp_path))
-    assert run_pipeline(spec, spark).identity_holds
-    batches = [MicroBatch([("source", r) for r in rows], i) for i, rows in enumerate(files)]
-    assert any(e.retract for r in run_stream(batches, spec.window) for e in r.emitted), "the data must retract"
-    got = {(g["window_start"], g["k"]): (g["n"], g["total"], bool(g["is_final"]))
-           for g in table_rows(spark, tmp_path / "warehouse", "windows")}
-    want = final_rows(batches, spec.window)
-    assert got == {(sqlite_time(s), k): (r["n"], r["total"], r["is_final"]) for (s, k), r in want.items()}
+    spec, batches = bridging_sessions(spark, tmp_path, "sessions-ice", iceberg_toml)
+    assert_final_sessions(table_rows(spark, tmp_path / "warehouse", "windows"), batches, spec.window)
 
 
 def test_killed_just_after_an_iceberg_commit_and_restarted_the_tables_equal_the_oracle(

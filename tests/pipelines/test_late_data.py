@@ -5,6 +5,7 @@ exact per-batch accounting, all against the streaming oracle."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -79,26 +80,38 @@ def test_late_rows_follow_the_policy_and_the_sink_holds_the_oracle(spark: Any, t
         assert late, "the stream was built to have late rows"
 
 
-@pytest.mark.leg
-def test_session_updates_and_retractions_leave_the_sink_as_the_oracle(spark: Any, tmp_path: Path) -> None:
+def bridging_sessions(spark: Any, root: Path, name: str = "sessions",
+                      wrap: Callable[[str], str] = lambda text: text) -> tuple[Any, list[MicroBatch]]:
+    """Run a session pipeline (``emit = "on_update"``, its TOML through
+    `wrap`) over four landed files whose rows bridge earlier sessions
+    (moving their start or merging two), so that the stream retracts;
+    returns its spec and the files as micro-batches."""
     t0 = 1_700_000_000_000
-    # per file: on-time rows, some bridging earlier sessions (moving their start or merging two)
     files = [[{"k": "a", "ts": t0 + 10_000, "v": 1.0}, {"k": "a", "ts": t0 + 20_000, "v": 2.0},
               {"k": "b", "ts": t0 + 12_000, "v": 3.0}],
              [{"k": "a", "ts": t0 + 16_500, "v": 4.0}, {"k": "b", "ts": t0 + 30_000, "v": 5.0}],
              [{"k": "a", "ts": t0 + 14_000, "v": 6.0}, {"k": "b", "ts": t0 + 60_000, "v": 7.0}],
              [{"k": "a", "ts": t0 + 90_000, "v": 8.0}]]
-    land(tmp_path / "land", [[json.dumps(r) for r in rows] for rows in files])
-    text = pipeline_toml('kind = "session"\ngap_ms = 4000\nemit = "on_update"', name="sessions")
-    spec = loads_pipeline(text, base_dir=str(tmp_path))
-    report = run_pipeline(spec, spark)
-    assert report.identity_holds
+    land(root / "land", [[json.dumps(r) for r in rows] for rows in files])
+    spec = loads_pipeline(wrap(pipeline_toml('kind = "session"\ngap_ms = 4000\nemit = "on_update"', name=name)),
+                          base_dir=str(root))
+    assert run_pipeline(spec, spark).identity_holds
     batches = [MicroBatch([("source", r) for r in rows], i) for i, rows in enumerate(files)]
-    got = {(g["window_start"], g["k"]): (g["n"], g["total"], bool(g["is_final"]))
-           for g in table(tmp_path / "out.sqlite", "windows")}
-    want = final_rows(batches, spec.window)
-    assert got == {(sqlite_time(s), k): (r["n"], r["total"], r["is_final"]) for (s, k), r in want.items()}
     assert any(e.retract for r in run_stream(batches, spec.window) for e in r.emitted), "the data must retract"
+    return spec, batches
+
+
+def assert_final_sessions(written: list[dict[str, Any]], batches: list[MicroBatch], window: Any) -> None:
+    """The sink's session rows are what the oracle's emissions leave."""
+    got = {(g["window_start"], g["k"]): (g["n"], g["total"], bool(g["is_final"])) for g in written}
+    want = final_rows(batches, window)
+    assert got == {(sqlite_time(s), k): (r["n"], r["total"], r["is_final"]) for (s, k), r in want.items()}
+
+
+@pytest.mark.leg
+def test_session_updates_and_retractions_leave_the_sink_as_the_oracle(spark: Any, tmp_path: Path) -> None:
+    spec, batches = bridging_sessions(spark, tmp_path)
+    assert_final_sessions(table(tmp_path / "out.sqlite", "windows"), batches, spec.window)
 
 
 @pytest.mark.leg
