@@ -9,7 +9,7 @@ generated in Spark and cached before anything is timed. Queries, count,
 sum and max of ``v`` per key, each written to Spark's ``noop`` sink:
 
 - ``wid hopping``: hopping 60 min every 1 min, the plan wid chooses by
-  itself (`wid.spark.pane_plan`);
+  itself (`wid.spark.pane_plan`, a sample of the first rows);
 - ``wid hopping (two-phase)`` and ``wid hopping (fused)``: the same with
   ``spark.wid.paneMerge`` forcing each of the two pane plans wid chooses
   between, so the table shows what the choice gains;

@@ -1,5 +1,6 @@
-"""`wid.spark.pane_plan`: the rows per key and pane it measures, against
-pandas computing the same figure, and the plan each setting forces."""
+"""`wid.spark.pane_plan`: the rows per key and pane it samples, against
+pandas computing the same figure over the same first rows, and the plan
+each setting forces."""
 
 from __future__ import annotations
 
@@ -14,21 +15,21 @@ from wid.spark import pane_plan
 from wid.spark.arrow_merge import CONF
 
 
-def _rows(spark: Any, keys: int, rows: int, span: int, seed: int) -> tuple[Any, pd.DataFrame]:
+def _frame(keys: int, rows: int, span: int, seed: int) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    frame = pd.DataFrame({"k": rng.integers(0, keys, rows), "g": rng.integers(0, 2, rows),
-                          "t": rng.integers(0, span, rows)})
-    return spark.createDataFrame(frame), frame
+    return pd.DataFrame({"k": rng.integers(0, keys, rows), "g": rng.integers(0, 2, rows),
+                         "t": rng.integers(0, span, rows)})
 
 
-@pytest.mark.parametrize(("keys", "rows", "span"), [(3, 50, 1000), (40, 5000, 200), (200, 3000, 7)])
-def test_density_is_rows_over_keys_times_panes_spanned(spark: Any, keys: int, rows: int, span: int) -> None:
-    df, frame = _rows(spark, keys, rows, span, seed=keys)
+@pytest.mark.parametrize(("keys", "rows", "span", "sample"), [(3, 50, 1000, 100), (40, 5000, 200, 700),
+                                                            (200, 3000, 7, 3000)])
+def test_density_is_rows_per_key_and_pane_in_the_first_rows(spark: Any, keys: int, rows: int, span: int,
+                                                            sample: int) -> None:
+    frame = _frame(keys, rows, span, seed=keys).sort_values("t", kind="stable")  # in event-time order
     pane = F.floor(F.col("t") / 10).cast("long")
-    got = pane_plan.density(df, ["k", "g"], pane)
-    panes = frame.t // 10
-    want = rows / (len(frame.groupby(["k", "g"])) * (panes.max() - panes.min() + 1))
-    assert got == pytest.approx(want, rel=0.1)  # the key count is an estimate: 5 standard deviations
+    got = pane_plan.density(spark.createDataFrame(frame), ["k", "g"], pane, sample)
+    first = frame.head(sample)
+    assert got == pytest.approx(len(first) / len(first.groupby(["k", "g", first.t // 10])))
 
 
 def test_no_rows_have_no_density_and_take_the_two_phase_plan(spark: Any) -> None:
@@ -39,7 +40,7 @@ def test_no_rows_have_no_density_and_take_the_two_phase_plan(spark: Any) -> None
 
 @pytest.mark.parametrize(("setting", "fused"), [("fused", True), ("arrow", False), ("spark", False)])
 def test_a_setting_forces_its_plan_without_the_pass(spark: Any, setting: str, fused: bool) -> None:
-    df, _ = _rows(spark, 3, 50, 1000, seed=1)  # sparse: left to itself, wid would fuse
+    df = spark.createDataFrame(_frame(3, 50, 1000, seed=1))  # sparse: left to itself, wid would fuse
     spark.conf.set(CONF, setting)
     try:
         choice = pane_plan.choose(df.where(F.raise_error("the pass ran") == F.lit(1)), ["k"], F.col("t"))

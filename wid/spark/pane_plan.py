@@ -8,18 +8,18 @@ faster depends on how many rows a key's pane holds: partial aggregation
 pays off only when it shrinks the rows (benchmarks/RESULTS.md, "Hopping
 and density"; `FUSED_UP_TO` is the crossover measured there).
 
-A plan cannot know that number, so wid measures it, as a query optimiser
-with no statistics would sample: one pass over the input computing its
-rows, an approximate count of its keys (Spark's ``approx_count_distinct``,
-HyperLogLog++) and its first and last pane. Rows per key and pane is
-then ``rows / (keys x panes spanned)``, exact for keys active throughout
-and low for bursty keys (each key's rows in a few panes), for which the
-fused plan is the right one anyway. The pass reads only the keys and the
-event time, costs a fraction of the window query, and runs through the
-DataFrame API, so it serves Spark Connect too.
+What decides is how much partial aggregation shrinks the rows a task
+holds, so that is what wid measures, as a query optimiser with no
+statistics samples: the first `SAMPLE_ROWS` rows of the input (a
+``limit``, which reads only what it needs, brought to the driver as
+Arrow), and their rows per key and pane. On input in event-time order (log
+files, topics) that is the data's density; on input in no order a sample
+finds each key and pane once or so, and there the fused plan was the
+faster one at every density measured, 1 to 10 (benchmarks/RESULTS.md). The sample costs
+one small Spark job, about 0.1-0.2 s here, and serves Spark Connect too.
 
 ``spark.wid.paneMerge`` (`wid.spark.arrow_merge.CONF`) overrides the
-choice: ``fused`` or ``arrow`` (two-phase) skip the pass; ``spark`` keeps
+choice: ``fused`` or ``arrow`` (two-phase) skip the sample; ``spark`` keeps
 every merge in the JVM.
 """
 
@@ -34,7 +34,7 @@ from pyspark.sql import functions as F
 from wid.spark.arrow_merge import CONF
 
 FUSED_UP_TO = 4.0  # rows per key and pane at or below which the fused plan is faster (measured)
-KEYS_RSD = 0.02  # the key count's relative standard deviation (HyperLogLog++; Spark's default is 0.05)
+SAMPLE_ROWS = 65_536
 
 
 @dataclass(frozen=True)
@@ -46,14 +46,15 @@ class Choice:
     why: str
 
 
-def density(rows: DataFrame, keys: Sequence[str], pane: Column) -> float | None:
-    """Rows per key and pane of `rows` (see the module docstring), or None
-    for no rows. `pane` is each row's pane index (long)."""
-    key = F.struct(*keys) if len(keys) > 1 else F.col(keys[0]) if keys else F.lit(0)
-    row = rows.agg(F.count(F.lit(1)), F.approx_count_distinct(key, KEYS_RSD), F.min(pane), F.max(pane)).first()
-    if row is None or not row[0]:
+def density(rows: DataFrame, keys: Sequence[str], pane: Column, sample_rows: int | None = None) -> float | None:
+    """Rows per key and pane among the first `sample_rows` rows of `rows`
+    (default `SAMPLE_ROWS`; see the module docstring), or None for no rows.
+    `pane` is each row's pane index (long)."""
+    key = F.xxhash64(*[F.col(k) for k in keys]) if keys else F.lit(0).cast("long")  # any key type, 8 bytes
+    table = rows.select(key.alias("k"), pane.alias("p")).limit(sample_rows or SAMPLE_ROWS).toArrow()
+    if table.num_rows == 0:
         return None
-    return float(row[0]) / (max(int(row[1]), 1) * (int(row[3]) - int(row[2]) + 1))
+    return float(table.num_rows / table.group_by(["k", "p"]).aggregate([]).num_rows)
 
 
 def choose(rows: DataFrame, keys: Sequence[str], pane: Column) -> Choice:
@@ -68,9 +69,9 @@ def choose(rows: DataFrame, keys: Sequence[str], pane: Column) -> Choice:
     if found is None:
         return Choice(False, "no rows")
     fused = found <= FUSED_UP_TO
-    return Choice(fused, f"rows per key and pane {found:.3g} (a pass over the input), "
+    return Choice(fused, f"rows per key and pane {found:.3g} (in the first {SAMPLE_ROWS:,} rows), "
                          f"{'at or below' if fused else 'above'} {FUSED_UP_TO:g}: {'fused' if fused else 'two-phase'} "
                          "is faster there (measured)")
 
 
-__all__ = ["FUSED_UP_TO", "Choice", "choose", "density"]
+__all__ = ["FUSED_UP_TO", "SAMPLE_ROWS", "Choice", "choose", "density"]
