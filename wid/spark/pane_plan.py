@@ -5,8 +5,8 @@ Two plans make panes (`wid.spark.panes`): the standard *two-phase* plan
 its shuffle, then the vectorised merge) and the *fused* plan (rows
 shuffled by key, one NumPy pass makes the panes and merges them). Which is
 faster depends on how many rows a key's pane holds: partial aggregation
-pays off only when it shrinks the rows (benchmarks/RESULTS.md, "Hopping
-and density"; `FUSED_UP_TO` is the crossover measured there).
+pays off only when it shrinks the rows (benchmarks/RESULTS.md, "density";
+`FUSED_UP_TO` lies between the figures measured there and in HISTORY.md).
 
 What decides is how much partial aggregation shrinks the rows a task
 holds, so that is what wid measures, as a query optimiser with no
@@ -15,8 +15,8 @@ statistics samples: the first `SAMPLE_ROWS` rows of the input (a
 Arrow), and their rows per key and pane. On input in event-time order (log
 files, topics) that is the data's density; on input in no order a sample
 finds each key and pane once or so, and there the fused plan was the
-faster one at every density measured, 1 to 10 (benchmarks/RESULTS.md). The sample costs
-one small Spark job, about 0.1-0.2 s here, and serves Spark Connect too.
+faster one at every density measured, 1 to 10. The sample costs one small
+Spark job, about 0.1-0.2 s here, and serves Spark Connect too.
 
 ``spark.wid.paneMerge`` (`wid.spark.arrow_merge.CONF`) overrides the
 choice: ``fused`` or ``arrow`` (two-phase) skip the sample; ``spark`` keeps
@@ -74,4 +74,13 @@ def choose(rows: DataFrame, keys: Sequence[str], pane: Column) -> Choice:
                          "is faster there (measured)")
 
 
-__all__ = ["FUSED_UP_TO", "SAMPLE_ROWS", "Choice", "choose", "density"]
+def outline_notes(setting: str) -> tuple[str, ...]:
+    """What `wid explain` says of the choice before any data is read, under
+    ``spark.wid.paneMerge`` = `setting`."""
+    if setting != "auto":
+        return ()
+    return (f"the fused or the two-phase merge is chosen when it runs, from the rows per key and pane in the "
+            f"input's first {SAMPLE_ROWS:,} rows (fused at or below {FUSED_UP_TO:g})",)
+
+
+__all__ = ["FUSED_UP_TO", "SAMPLE_ROWS", "Choice", "choose", "density", "outline_notes"]

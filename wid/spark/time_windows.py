@@ -95,7 +95,8 @@ def outline_hopping(w: Window, setting: str) -> Outline:
     if shape != "panes":
         return Outline(TUMBLING.forms if shape == "tumbling" else (COPY,), why, notes)
     pane_ms = _hopping(w).pane_us / 1000
-    return Outline(tuple(f"panes of {pane_ms:g} ms + {how}" for how in panes.merges("sliding", setting)), why)
+    return Outline(tuple(f"panes of {pane_ms:g} ms + {how}" for how in panes.merges("sliding", setting)), why,
+                   pane_plan.outline_notes(setting))
 
 
 def outline_landmark(w: Window, setting: str) -> Outline:
@@ -105,7 +106,7 @@ def outline_landmark(w: Window, setting: str) -> Outline:
         return Outline((COPY,), f"{', '.join(whole)} cannot merge panes in constant space",
                        ("cost grows with the number of windows per period",))
     return Outline(tuple(f"hop panes + {how}" for how in panes.merges("cumulative", setting)),
-                   "landmark windows are prefixes of their period")
+                   "landmark windows are prefixes of their period", pane_plan.outline_notes(setting))
 
 
 def hopping(ctx: Ctx) -> Planned:
