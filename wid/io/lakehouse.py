@@ -21,7 +21,7 @@ when the pipeline is loaded.
 
 SQL over a view rather than Delta's Python ``DeltaTable`` API: it needs no
 Python package beside PySpark and runs unchanged on a Spark Connect session
-(nothing here touches ``sparkContext``, ``_jvm`` or py4j). The table is
+(nothing here reaches for the driver's JVM). The table is
 created on the first write with the rows' schema; a table of another shape
 is refused (ConfigError), never altered.
 
