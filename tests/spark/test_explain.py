@@ -151,3 +151,13 @@ def test_wid_explain_on_a_batch_file_starts_no_spark(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "window stage (hopping)" in done.stdout and "Streaming" not in done.stdout
+
+
+def test_a_window_with_no_numpy_merge_takes_no_sample(spark: Any) -> None:
+    # an HLL sketch merges only in the JVM: whatever the density, the fused plan cannot run, so nothing is sampled
+    df = spark.createDataFrame([(t * 20_000, k, 1.0) for t in range(100) for k in "ab"], "t long, k string, v double")
+    w = Window(kind="hopping", duration_ms=600_000, hop_ms=20_000, event_time_column="t", event_time_unit="ms",
+               group_by=["k"], aggregations=(Aggregation("count_distinct", "v", as_="d"),))
+    ex = explain(wid.window_result(df, w), w)
+    assert ex.form == "panes of 20000 ms + block prefix/suffix merge in Spark", ex.form
+    assert any("no NumPy merge over rows" in n for n in ex.notes), ex.notes

@@ -49,6 +49,12 @@ def enabled(df: DataFrame) -> bool:
     return df.sparkSession.conf.get(CONF, "auto") != "spark"
 
 
+def rows_merge(aggs: Sequence[SparkAgg]) -> bool:
+    """Whether every aggregation has a NumPy merge over rows, which `fused`
+    needs (HLL sketches and holistic aggregations have none)."""
+    return all(a.row_ops(functools.partial(field, i)) is not None for i, a in enumerate(aggs))
+
+
 def _binary_order(t: T.DataType) -> bool:
     """NumPy orders and groups strings by their bytes: collated ones cannot."""
     return not isinstance(t, T.StringType) or t.collation == "UTF8_BINARY"

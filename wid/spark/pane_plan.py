@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from wid.spark.arrow_merge import CONF
+from wid.aggregates.spark import SparkAgg
+from wid.spark.arrow_merge import CONF, rows_merge
 
 FUSED_UP_TO = 4.0  # rows per key and pane at or below which the fused plan is faster (measured)
 SAMPLE_ROWS = 65_536
@@ -57,14 +58,17 @@ def density(rows: DataFrame, keys: Sequence[str], pane: Column, sample_rows: int
     return float(table.num_rows / table.group_by(["k", "p"]).aggregate([]).num_rows)
 
 
-def choose(rows: DataFrame, keys: Sequence[str], pane: Column) -> Choice:
+def choose(rows: DataFrame, keys: Sequence[str], pane: Column, aggs: Sequence[SparkAgg] = ()) -> Choice:
     """How `rows` (a batch DataFrame; `pane` each row's pane index) make
-    their panes: the setting's plan when ``spark.wid.paneMerge`` names one,
+    the panes of `aggs`: the setting's plan when ``spark.wid.paneMerge``
+    names one; two-phase when an aggregation has no NumPy merge over rows;
     else the fused plan at or below `FUSED_UP_TO` rows per key and pane."""
     setting = rows.sparkSession.conf.get(CONF, "auto")
     if setting != "auto" or rows.isStreaming:
         fused = setting == "fused"
         return Choice(fused, f"{CONF} = {setting}" if setting != "auto" else "a stream's micro-batch")
+    if not rows_merge(aggs):
+        return Choice(False, "an aggregation has no NumPy merge over rows (an HLL sketch): no sample taken")
     found = density(rows, keys, pane)
     if found is None:
         return Choice(False, "no rows")

@@ -126,7 +126,7 @@ def hopping(ctx: Ctx) -> Planned:
         grouped = panes.partials(copied, keys, F.col(PANE), aggs, name=WINDOW_ID)
         return Planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p")), COPY, why, notes)
     pane = geo.pane(exact(TS)).col
-    choice = pane_plan.choose(ctx.rows, keys, pane)
+    choice = pane_plan.choose(ctx.rows, keys, pane, aggs)
     merged, how = panes.sliding_panes(ctx.rows, keys, pane, geo.panes, aggs, choice)
     return Planned(assemble(merged, w, start, end, values=panes.finished(aggs)), f"panes of {geo.pane_us / 1000:g} ms + {how}", why,
                    (f"pane plan: {choice.why}",))
@@ -162,7 +162,7 @@ def landmark(ctx: Ctx) -> Planned:
         copied = rows.select("*", F.explode(long_range(pane, period_end)).alias(PANE))
         grouped = panes.partials(copied, keys, F.col(PANE), aggs, name=WINDOW_ID)
         return Planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p")), COPY, outline.why, outline.notes)
-    choice = pane_plan.choose(ctx.rows, keys, pane)
+    choice = pane_plan.choose(ctx.rows, keys, pane, aggs)
     merged, how = panes.cumulative_panes(rows, keys, pane, None if m is None else m // h, last_col, aggs, choice)
     return Planned(assemble(merged, w, start, end, values=panes.finished(aggs)), f"hop panes + {how}", outline.why,
                    (f"pane plan: {choice.why}",))
