@@ -109,6 +109,18 @@ def test_every_aggregation_on_every_kind(spark: Any, kind: str, pane_merge: str,
     check_against_oracle(spark, rows, SCHEMA, window)
 
 
+@pytest.mark.parametrize("holistic", [False, True])
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck), phases=NO_SHRINK)
+@given(rows=datasets(max_rows=60), size=st.integers(2, 6), partition=st.sampled_from([(), ("k1",), ("k1", "k2")]))
+def test_count_windows_hopping_one_row_are_row_frames(spark: Any, holistic: bool, rows: list[dict[str, Any]],
+                                                      size: int, partition: tuple[str, ...]) -> None:
+    from wid.spark.count_windows import ROW_FRAME
+
+    window = Window(kind="count", size_rows=size, hop_rows=1, partition_by=partition, event_time_column="ts",
+                    event_time_unit="us", aggregations=all_aggregations(holistic))
+    assert check_against_oracle(spark, rows, SCHEMA, window).explain.form == ROW_FRAME
+
+
 NUMPY_KEYS = {"hopping": {"group_by": ("k1", "k2")}, "count": {}, "landmark": {"group_by": ("k2",)}}
 NUMPY_MERGE = {("hopping", "arrow"): panes.VECTOR, ("hopping", "fused"): panes.FUSED,
                ("count", "arrow"): panes.FUSED, ("landmark", "arrow"): panes.VECTOR,

@@ -110,6 +110,7 @@ OUTLINED = {
     "session by column": dict(kind="session", gap_column="gap"),
     "count tumbling": dict(kind="count", size_rows=3),
     "count sliding": dict(kind="count", size_rows=3, hop_rows=1),
+    "count per row": dict(kind="count", size_rows=3, hop_rows=1, partition_by=("k",), group_by=()),
     "rolling": dict(kind="rolling", duration_ms=15_000),
 }
 AGGS = {"numbers": (Aggregation("count", as_="n"), Aggregation("sum", "v", as_="s"), Aggregation("max", "v", as_="hi")),
@@ -126,7 +127,7 @@ def test_the_outline_names_the_form_spark_compiles(spark: Any, shape: str, aggs:
 
     df = spark.createDataFrame([(i * 1000, "ab"[i % 2], float(i), f"n{i % 3}", 3000) for i in range(40)],
                                "ts long, k string, v double, name string, gap long")
-    window = Window(**OUTLINED[shape], event_time_column="ts", event_time_unit="ms", group_by=("k",),
+    window = Window(**{"group_by": ("k",), **OUTLINED[shape]}, event_time_column="ts", event_time_unit="ms",
                     aggregations=AGGS[aggs])
     spark.conf.set(CONF, setting)
     try:

@@ -9,26 +9,37 @@ of its groups), and `window_id` is w.
 
 After the ranking window function, everything stays in the partition's
 shuffle partition: panes, the block merge and the final ``groupBy``.
+
+With a hop of one row, no `group_by` and at most `ROW_FRAME_UP_TO` rows a
+window, each row ends one window: the window is Spark's row frame
+``ROWS BETWEEN size - 1 PRECEDING AND CURRENT ROW`` over the rank order,
+evaluated in the same sort as the rank (SQL's frame; DuckDB and the
+Nexmark q6 reference compute it so). Spark re-aggregates a sliding row
+frame's rows for each row, so past that size the panes' merge is cheaper.
 """
 
 from __future__ import annotations
 
 from math import gcd
 
+from pyspark.sql import DataFrame, WindowSpec
 from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 
+from wid.aggregates.spark import SparkAgg
 from wid.semantics.windowing import Panes
 from wid.spark import panes
 from wid.spark.columns import PANE, RANK, TS, WINDOW_ID, floor_div, lit_long, long_range
-from wid.spark.ranks import with_rank
-from wid.spark.stage import Ctx, Outline, Planned, assemble, holistic
+from wid.spark.ranks import rank_order, with_rank
+from wid.spark.stage import Ctx, Outline, Planned, assemble, frame_values, holistic
 from wid.spec.aggregation import Aggregation
 from wid.spec.window import Window
 
 NP = "_wid_np"
 LO, HI = "_wid_lo", "_wid_hi"
 HIDDEN = (Aggregation("min", TS, as_=LO), Aggregation("max", TS, as_=HI), Aggregation("max", NP, as_=NP))
+ROW_FRAME_UP_TO = 16  # rows a window; measured crossover in benchmarks/RESULTS.md ("count windows of one row hop")
+ROW_FRAME = "ranks + row frame (one window per row)"
 
 
 def count_windows(ctx: Ctx) -> Planned:
@@ -36,8 +47,13 @@ def count_windows(ctx: Ctx) -> Planned:
     w = ctx.window
     size, hop = w.size_rows or 0, w.hop_rows_or_size
     part, keys = list(w.partition_by), list(w.key_columns)
-    rows = with_rank(ctx.rows, w, part).withColumn(NP, F.count(F.lit(1)).over(W.partitionBy(*part)))
     label = F.concat(F.lit("count window "), F.col(WINDOW_ID).cast("string"), F.lit(f" for pipeline {ctx.pipeline}"))
+    if row_frame(w):
+        ranked = with_rank(ctx.rows, w, part).withColumnRenamed(RANK, WINDOW_ID)
+        frame = rank_order(ctx.rows, w, part).rowsBetween(1 - size, 0)
+        outline = outline_count(w, "auto")
+        return Planned(_row_frames(ranked, w, frame, ctx.aggs(label)), ROW_FRAME, outline.why, outline.notes)
+    rows = with_rank(ctx.rows, w, part).withColumn(NP, F.count(F.lit(1)).over(W.partitionBy(*part)))
     aggs = ctx.aggs(label, HIDDEN)
     r = F.col(RANK)
     outline = outline_count(w, "auto")
@@ -62,6 +78,18 @@ def count_windows(ctx: Ctx) -> Planned:
     return Planned(assemble(out, w, lo, hi, F.col(WINDOW_ID)), form, why, outline.notes)
 
 
+def row_frame(w: Window) -> bool:
+    """Does each window of `w` take one row frame (module docstring)?"""
+    return w.hop_rows_or_size == 1 and not w.group_by and 1 < (w.size_rows or 0) <= ROW_FRAME_UP_TO
+
+
+def _row_frames(ranked: DataFrame, w: Window, frame: WindowSpec, aggs: list[SparkAgg]) -> DataFrame:
+    """One window per row of `ranked` (with `WINDOW_ID`, its rank): the
+    aggregations and the extent's least and greatest event time over `frame`."""
+    lo, hi = F.min(TS).over(frame), F.max(TS).over(frame)
+    return assemble(ranked, w, lo, hi, F.col(WINDOW_ID), values=frame_values(aggs, frame))
+
+
 def outline_count(w: Window, setting: str) -> Outline:
     """How count windows run: ranks, then a ``groupBy`` (tumbling: hop =
     size), copies (holistic aggregations) or panes of ``gcd(size, hop)``
@@ -71,6 +99,8 @@ def outline_count(w: Window, setting: str) -> Outline:
     whole = holistic(w)
     if hop == size:
         return Outline(("ranks + groupBy",), "tumbling count windows", notes)
+    if row_frame(w):
+        return Outline((ROW_FRAME,), "count windows overlap", notes)
     if whole:
         return Outline(("ranks + copy: each row into its windows",), f"{', '.join(whole)} cannot merge in constant "
                        "space", notes)

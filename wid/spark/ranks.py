@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, WindowSpec
 from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -40,7 +40,11 @@ def order_columns(df: DataFrame, window: Window) -> list[Column]:
     return [first, *[F.col(c) for c in rest]]
 
 
+def rank_order(df: DataFrame, window: Window, partition: Sequence[str]) -> WindowSpec:
+    """Each `partition`'s rows in rank order."""
+    return W.partitionBy(*partition).orderBy(*order_columns(df, window))
+
+
 def with_rank(df: DataFrame, window: Window, partition: Sequence[str]) -> DataFrame:
     """`df` plus `RANK`, the 0-based rank within each `partition`."""
-    spec = W.partitionBy(*partition).orderBy(*order_columns(df, window))
-    return df.withColumn(RANK, F.row_number().over(spec) - 1)
+    return df.withColumn(RANK, F.row_number().over(rank_order(df, window, partition)) - 1)

@@ -28,7 +28,6 @@ from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from wid.aggregates.spark import value
 from wid.errors import ConfigError
 from wid.kernels import rolling_merge
 from wid.kernels.vector_aggregates import vector_agg
@@ -38,7 +37,7 @@ from wid.spark.compat import arrow_schema
 from wid.spark.panes import by_key
 from wid.spark.ranks import with_rank
 from wid.spark.shipping import ship
-from wid.spark.stage import Ctx, Outline, Planned
+from wid.spark.stage import Ctx, Outline, Planned, frame_values
 from wid.spec.window import Window
 
 
@@ -57,11 +56,7 @@ def rolling(ctx: Ctx) -> Planned:
     rows = ctx.rows
     if w.every_rows and w.every_rows > 1:
         rows = with_rank(rows, w, w.group_by)
-    values = []
-    for a in aggs:
-        fields = {k: e.over(frame) for k, e in a.partial().items()}
-        values.append(value(a, fields.__getitem__).alias(a.agg.as_))
-    out = rows.select("*", *values)
+    out = rows.select("*", *frame_values(aggs, frame))
     if w.every_rows and w.every_rows > 1:
         out = out.where((F.col(RANK) + 1) % w.every_rows == 0)
     out = out.select(*inputs, *[a.as_ for a in w.aggregations])

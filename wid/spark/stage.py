@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, WindowSpec
 from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from wid.aggregates.spark import Inputs, SparkAgg, spark_agg
+from wid.aggregates.spark import value as agg_value
 from wid.errors import ConfigError
 from wid.spark.columns import TS, timestamp_us
 from wid.spec.aggregation import Aggregation
@@ -68,6 +69,16 @@ class Ctx:
     def holistic(self) -> list[str]:
         """Aliases of aggregations with no constant-size merge."""
         return holistic(self.window)
+
+
+def frame_values(aggs: Sequence[SparkAgg], frame: WindowSpec) -> list[Column]:
+    """Each aggregation's value over a window function `frame` (rolling range
+    frames, count windows' row frames), named by its alias."""
+    values = []
+    for a in aggs:
+        fields = {k: e.over(frame) for k, e in a.partial().items()}
+        values.append(agg_value(a, fields.__getitem__).alias(a.agg.as_))
+    return values
 
 
 def where_label(start_us: Column, end_us: Column, pipeline: str) -> Column:
