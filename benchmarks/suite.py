@@ -4,8 +4,14 @@ checked to agree, and reported as medians and ratios to wid.
 An `Engine` is a name and a `measure(repeats)` that runs its query once to
 warm up (that run's output, as a pandas frame, is what the agreement check
 compares) and then `repeats` times, timed, into a sink that forces every
-output column. While it measures, a sampler records the peak resident memory
-of this process tree, by kind of process (`PeakRss`).
+output column. While it warms up, a sampler records the peak resident memory
+of this process tree, by kind of process (`PeakRss`); the timed runs go
+without it, so that its polling does not take the driver's time.
+
+Where every engine of a scenario runs in this process (`engine`),
+`run_scenario` warms them all up first and then times them in turns (one run
+of each per round): a JVM warmed by the first engine's runs would otherwise
+favour the engines measured after it.
 
 A `Scenario` is a set of engines over the same generated data. `run_scenario`
 measures each, compares every engine's output to the first engine's (wid's),
@@ -57,6 +63,7 @@ class Engine:
 
     name: str
     measure: Callable[[int], Run]
+    run: Callable[[bool], Output | None] | None = None  # in-process: timed in turns with its peers
 
 
 @dataclass
@@ -127,22 +134,32 @@ def tree_rss(process: Any) -> int:
     return total
 
 
-def in_process(name: str, run: Callable[[bool], Output | None], repeats: int) -> Run:
-    """Measure `run` in this process: ``run(True)`` is the warm-up and
-    returns the output; ``run(False)`` computes everything into a sink."""
-    with PeakRss() as rss:
-        output = run(True)
-        runs = []
-        for _ in range(repeats):
+def in_turns(engines: Sequence[tuple[str, Callable[[bool], Output | None]]], repeats: int) -> list[Run]:
+    """Measure each ``(name, run)`` in this process: ``run(True)`` is the
+    warm-up, under `PeakRss`, and returns the output; then `repeats` rounds
+    time ``run(False)`` (everything computed into a sink) of each in turn."""
+    runs = []
+    for name, run in engines:
+        with PeakRss() as rss:
+            output = run(True)
+        runs.append(Run(name, [], output, rss.peak))
+    for _ in range(repeats):
+        for (_, run), measured in zip(engines, runs, strict=True):
             started = time.perf_counter()
             run(False)
-            runs.append(time.perf_counter() - started)
-    return Run(name, runs, output, rss.peak)
+            measured.runs_s.append(time.perf_counter() - started)
+    return runs
+
+
+def in_process(name: str, run: Callable[[bool], Output | None], repeats: int) -> Run:
+    """Measure `run` alone in this process (`in_turns`)."""
+    return in_turns([(name, run)], repeats)[0]
 
 
 def engine(name: str, run: Callable[[bool], Output | None]) -> Engine:
-    """An in-process `Engine` (see `in_process`)."""
-    return Engine(name, lambda repeats: in_process(name, run, repeats))
+    """An in-process `Engine` (see `in_process`), timed in turns with its
+    peers where they all run in this process."""
+    return Engine(name, lambda repeats: in_process(name, run, repeats), run)
 
 
 def library_engine(name: str, library: str, run: Callable[[bool], Output | None]) -> Engine:
@@ -202,7 +219,10 @@ def run_scenario(s: Scenario, repeats: int) -> dict[str, Any]:
     """Measure every engine of `s`, check agreement with the first, print
     the table; returns the record (no outputs, only their checksums)."""
     runs: list[Run] = []
-    for e in s.engines:
+    together = [(e.name, e.run) for e in s.engines if e.run is not None]
+    if len(together) == len(s.engines):
+        runs = in_turns(together, repeats)
+    for e in s.engines[len(runs):]:
         try:
             runs.append(e.measure(repeats))
         except Unavailable as why:

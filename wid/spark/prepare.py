@@ -32,6 +32,7 @@ from pyspark.sql import types as T
 from wid.errors import ConfigError
 from wid.semantics import reasons
 from wid.spark.columns import CORRUPT, PREFIX, REASON, TS, lit_long, wall_clock_us
+from wid.spark.spark_session import is_connect
 from wid.spec.pipeline import KAFKA_VALUE
 from wid.spec.window import Window
 
@@ -221,8 +222,9 @@ def source_file(df: DataFrame) -> Column:
 def with_source_file(build: Callable[[Column], DataFrame]) -> tuple[DataFrame, Column]:
     """`build` given the file each row was read from (`source_file`), and
     that column: ``input_file_name()`` where Spark accepts it over `build`'s
-    plan, else NULL. Analysed here, so that the fallback serves on Spark
-    Connect too, where analysis is otherwise lazy."""
+    plan, else NULL. A classic session analyses `build`'s DataFrame as it is
+    made; on Spark Connect, where analysis is otherwise lazy, it is analysed
+    here, so that the fallback serves there too."""
     file = F.nullif(F.input_file_name(), F.lit(""))
     # PySpark logs every AnalysisException of a DataFrame call at ERROR before raising it: this one is
     # expected and handled, so its logger is quiet for the attempt. The logger is PySpark's own class: a
@@ -232,7 +234,8 @@ def with_source_file(build: Callable[[Column], DataFrame]) -> tuple[DataFrame, C
     was, quiet.disabled = quiet.disabled, True
     try:
         built = build(file)
-        _ = built.schema  # analysis runs here, on Spark Connect too
+        if is_connect(built.sparkSession):
+            _ = built.schema
         return built, file
     except AnalysisException:
         none = F.lit(None).cast("string")
