@@ -64,6 +64,7 @@ class Engine:
     name: str
     measure: Callable[[int], Run]
     run: Callable[[bool], Output | None] | None = None  # in-process: timed in turns with its peers
+    extra: Callable[[], dict[str, Any]] | None = None  # the engine's own figures after its runs (`Run.extra`)
 
 
 @dataclass
@@ -222,6 +223,8 @@ def run_scenario(s: Scenario, repeats: int) -> dict[str, Any]:
     together = [(e.name, e.run) for e in s.engines if e.run is not None]
     if len(together) == len(s.engines):
         runs = in_turns(together, repeats)
+        for e, r in zip(s.engines, runs, strict=True):
+            r.extra = e.extra() if e.extra else {}
     for e in s.engines[len(runs):]:
         try:
             runs.append(e.measure(repeats))

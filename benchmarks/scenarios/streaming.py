@@ -96,12 +96,13 @@ def stream_engine(spark: Any, name: str, where: Path, build: Callable[[DataFrame
 
         return pd.DataFrame([r.asDict() for r in found], columns=list(OUTPUT))
 
+    state: dict[str, Any] = {}
+
     def measure(repeats: int) -> Run:
-        state: dict[str, Any] = {}
         r = in_process(name, lambda collect: run(collect, state), repeats)
         r.extra = state
         return r
-    return Engine(name, measure)
+    return Engine(name, measure, lambda collect: run(collect, state), lambda: state)
 
 
 def wid_build(q: WindowQuery, planned: list[str]) -> tuple[Callable[[DataFrame], DataFrame], int | None]:
