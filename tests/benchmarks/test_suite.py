@@ -37,3 +37,20 @@ def test_every_scenario_module_loads(capsys: object) -> None:
     assert main(["list"]) == 0
     listed = capsys.readouterr().out.split("\n")  # type: ignore[attr-defined]
     assert [line.split()[0] for line in listed if line] == list(SCENARIOS)
+
+
+def test_in_process_engines_warm_up_first_then_take_turns() -> None:
+    # a JVM warmed by the first engine's timed runs would favour the engines timed after it
+    calls: list[tuple[str, bool]] = []
+    truth = pd.DataFrame({"k": [1], "n": [2]})
+
+    def run_of(name: str) -> suite.Engine:
+        def run(collect: bool) -> pd.DataFrame | None:
+            calls.append((name, collect))
+            return truth if collect else None
+        return suite.engine(name, run)
+
+    record = suite.run_scenario(suite.Scenario("t", "test", 1, ("k",), [run_of("wid"), run_of("peer")]), 2)
+    assert calls == [("wid", True), ("peer", True), ("wid", False), ("peer", False), ("wid", False), ("peer", False)]
+    assert [len(e["runs_s"]) for e in record["engines"]] == [2, 2]
+    assert record["engines"][1]["agrees"] is True
