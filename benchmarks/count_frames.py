@@ -26,11 +26,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 import wid
-from benchmarks.harness import machine, session, timed, warm_up
+from benchmarks.harness import machine, session, timed, totals, warm_up
 from wid.spark import count_windows
 from wid.spec import Aggregation, Window
 
@@ -46,11 +45,6 @@ def form(row_frame: bool) -> Iterator[None]:
         yield
     finally:
         count_windows.ROW_FRAME_UP_TO = was
-
-
-def totals(df: DataFrame) -> tuple[int, int]:
-    row = df.agg(F.count("*"), F.sum("n")).first()
-    return int(row[0]), int(row[1] or 0)
 
 
 def main() -> None:

@@ -103,6 +103,13 @@ def timed(query: Callable[[], DataFrame], repeats: int = 3) -> dict[str, Any]:
     return {"median_s": statistics.median(runs), "runs_s": runs}
 
 
+def totals(df: DataFrame) -> tuple[int, int]:
+    """(rows, sum of ``n``) of a window output: two plans of one query agree
+    on them before either is timed."""
+    row = df.agg(F.count("*"), F.sum("n")).first()
+    return int(row[0]), int(row[1] or 0)
+
+
 def machine() -> str:
     """A one-line description of this machine."""
     try:

@@ -34,7 +34,7 @@ from pyspark.sql import functions as F
 
 import wid
 from benchmarks import data
-from benchmarks.harness import machine, session, timed, warm_up
+from benchmarks.harness import machine, session, timed, totals, warm_up
 from benchmarks.peers.spark_peers import reader, spark_window, window_of
 from benchmarks.query import WindowQuery
 from wid.spark import time_windows
@@ -64,11 +64,6 @@ def queries(read: Callable[[], DataFrame], q: WindowQuery) -> dict[str, Callable
     def wid_query() -> DataFrame:
         return wid.aggregate(read(), window_of(q))
     return {"panes": wid_query, "fused": wid_query, "copy": wid_query, "window()": spark_query}
-
-
-def totals(df: DataFrame) -> tuple[int, int]:
-    row = df.agg(F.count("*"), F.sum("n")).first()
-    return int(row[0]), int(row[1] or 0)
 
 
 def main() -> None:

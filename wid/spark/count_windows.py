@@ -38,7 +38,7 @@ from wid.spec.window import Window
 NP = "_wid_np"
 LO, HI = "_wid_lo", "_wid_hi"
 HIDDEN = (Aggregation("min", TS, as_=LO), Aggregation("max", TS, as_=HI), Aggregation("max", NP, as_=NP))
-ROW_FRAME_UP_TO = 16  # rows a window; measured crossover in benchmarks/RESULTS.md ("count windows of one row hop")
+ROW_FRAME_UP_TO = 16  # rows a window; the crossover is measured by `python -m benchmarks.count_frames`
 ROW_FRAME = "ranks + row frame (one window per row)"
 
 
