@@ -51,13 +51,15 @@ HLL_LG_K = 14  # docs/semantics.md#aggregations: precision 14, about 0.81 % stan
 @dataclass(frozen=True)
 class Inputs:
     """What the expressions read: the input column types, the event time in
-    microseconds (`ts_us`), the optional tie-breaker and a string column
-    describing the current window for cap errors (`where`)."""
+    microseconds (`ts_us`), the optional tie-breaker and what makes a string
+    column describing the current window for cap errors (`where`; called
+    only by an aggregation with a cap, as each Column costs the driver
+    round trips to the JVM)."""
 
     types: dict[str, T.DataType]
     ts_us: Column
     tie_breaker: Column | None = None
-    where: Column | None = None
+    where: Callable[[], Column] | None = None
 
 
 class SparkAgg:
@@ -67,6 +69,7 @@ class SparkAgg:
     def __init__(self, agg: Aggregation, inputs: Inputs) -> None:
         self.agg = agg
         self.inputs = inputs
+        self._partial: Fields | None = None
 
     @property
     def x(self) -> Column:
@@ -77,6 +80,14 @@ class SparkAgg:
         return F.col(self.agg.column2 or "")
 
     def partial(self) -> Fields:
+        """The partial fields' aggregate expressions, by field name; built
+        once (a Column may serve in several plans, and each one built costs
+        the driver round trips to the JVM)."""
+        if self._partial is None:
+            self._partial = self._fields()
+        return self._partial
+
+    def _fields(self) -> Fields:
         raise NotImplementedError
 
     def _merge_ops(self) -> dict[str, str]:
@@ -144,7 +155,7 @@ def _merge(op: str, col: Column) -> Column:
 
 
 class Count(SparkAgg):
-    def partial(self) -> Fields:
+    def _fields(self) -> Fields:
         return {"n": F.count(F.lit(1) if self.agg.column is None else self.x)}
 
     def _merge_ops(self) -> dict[str, str]:
@@ -177,7 +188,7 @@ class Simple(SparkAgg):
     def _op(self) -> str:
         return {"sum": "sum", "sum2": "sum", "wsum": "sum", "min": "min", "max": "max"}[self.agg.agg]
 
-    def partial(self) -> Fields:
+    def _fields(self) -> Fields:
         return {"v": _merge(self._op(), self._value())}
 
     def row_values(self) -> Fields:
@@ -208,7 +219,7 @@ class Avg(SparkAgg):
         x = self.x if isinstance(self.inputs.types.get(self.agg.column or ""), T.DoubleType) else self.x.cast("double")
         return {"s": x}
 
-    def partial(self) -> Fields:
+    def _fields(self) -> Fields:
         values = self.row_values()
         return {"s": F.sum(values["s"]), "n": F.sum(values["n"]) if "n" in values else F.count(self.x)}
 
@@ -239,7 +250,7 @@ class FirstLast(SparkAgg):
             parts.append(self.inputs.tie_breaker.alias("b"))
         return {"k": F.when(self.x.isNotNull(), F.struct(*parts, self.x.alias("v")))}
 
-    def partial(self) -> Fields:
+    def _fields(self) -> Fields:
         return {"k": _merge(self._op(), self.row_values()["k"])}
 
     def row_partial(self) -> Fields:
@@ -271,7 +282,7 @@ class ApproxDistinct(SparkAgg):
             return F.when(self.x.isNotNull(), F.xxhash64(value))
         return F.when(self.x.isNotNull(), F.xxhash64(self.x))
 
-    def partial(self) -> Fields:
+    def _fields(self) -> Fields:
         return {"h": F.hll_sketch_agg(self._hashable(), HLL_LG_K)}
 
     def _merge_ops(self) -> dict[str, str]:
@@ -285,7 +296,7 @@ class Holistic(SparkAgg):
     """med, percentile and exact count_distinct: evaluated directly over each
     extent (their state grows with the data, so they have no pane form)."""
 
-    def partial(self) -> Fields:
+    def _fields(self) -> Fields:
         name = self.agg.agg
         if name == "count_distinct":
             return {"set": F.collect_set(self.x)}
@@ -306,7 +317,7 @@ class Holistic(SparkAgg):
             return f("p")
         size = F.size(f("set")).cast("long")
         cap = self.agg.max_distinct_values_per_group or 0
-        where = self.inputs.where if self.inputs.where is not None else F.lit("a window")
+        where = self.inputs.where() if self.inputs.where is not None else F.lit("a window")
         message = F.concat(
             F.lit(f"distinct-value cap hit: max_distinct_values_per_group={cap} reached by "
                   f"aggregation '{self.agg.as_}' in "), where)
@@ -331,7 +342,7 @@ class Moments(SparkAgg):
         both = self.x.isNotNull() & self.y.isNotNull()
         return F.when(both, self.x.cast("double")), F.when(both, self.y.cast("double"))
 
-    def partial(self) -> Fields:
+    def _fields(self) -> Fields:
         x, y = self._cols()
         out = {"n": F.count(x), "mx": F.avg(x), "vx": F.var_pop(x)}
         if self.paired:

@@ -48,23 +48,27 @@ class Exact:
     """A long Column with Python's integer operators, ``//`` flooring as
     for ints (`floor_div`), so that the window arithmetic written once in
     `wid.semantics.windowing` builds Spark expressions too:
-    ``Hopping(d, h).last_window_starting_by(Exact(ts)).col``."""
+    ``Hopping(d, h).last_window_starting_by(Exact(ts)).col``.
+
+    An int operand goes to Spark as it is (Spark widens it to the long
+    column's type) and adding 0 or multiplying by 1 builds nothing: each
+    Column a plan builds costs the driver round trips to the JVM."""
 
     col: Column
 
     def __add__(self, other: Exact | int) -> Exact:
-        return Exact(self.col + _column(other))
+        return self if _is(other, 0) else Exact(self.col + _operand(other))
 
     __radd__ = __add__
 
     def __sub__(self, other: Exact | int) -> Exact:
-        return Exact(self.col - _column(other))
+        return self if _is(other, 0) else Exact(self.col - _operand(other))
 
     def __rsub__(self, other: int) -> Exact:
         return Exact(lit_long(other) - self.col)
 
     def __mul__(self, other: Exact | int) -> Exact:
-        return Exact(self.col * _column(other))
+        return self if _is(other, 1) else Exact(self.col * _operand(other))
 
     __rmul__ = __mul__
 
@@ -75,8 +79,12 @@ class Exact:
         return Exact(floor_div(self.col, divisor))
 
 
-def _column(value: Exact | int) -> Column:
-    return value.col if isinstance(value, Exact) else lit_long(value)
+def _is(value: Exact | int, n: int) -> bool:
+    return isinstance(value, int) and value == n
+
+
+def _operand(value: Exact | int) -> Column | int:
+    return value.col if isinstance(value, Exact) else value
 
 
 def exact(col: Column | str) -> Exact:

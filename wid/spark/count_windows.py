@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from math import gcd
 
-from pyspark.sql import DataFrame, WindowSpec
+from pyspark.sql import Column, DataFrame, WindowSpec
 from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 
@@ -47,7 +47,8 @@ def count_windows(ctx: Ctx) -> Planned:
     w = ctx.window
     size, hop = w.size_rows or 0, w.hop_rows_or_size
     part, keys = list(w.partition_by), list(w.key_columns)
-    label = F.concat(F.lit("count window "), F.col(WINDOW_ID).cast("string"), F.lit(f" for pipeline {ctx.pipeline}"))
+    def label() -> Column:
+        return F.concat(F.lit("count window "), F.col(WINDOW_ID).cast("string"), F.lit(f" for pipeline {ctx.pipeline}"))
     if row_frame(w):
         ranked = with_rank(ctx.rows, w, part).withColumnRenamed(RANK, WINDOW_ID)
         frame = rank_order(ctx.rows, w, part).rowsBetween(1 - size, 0)

@@ -66,17 +66,17 @@ def prepare_side(df: DataFrame, join: WindowJoin, side: str) -> DataFrame:
     column (in declared order). Raises ConfigError for missing columns."""
     keys, time = (join.left_keys, join.left_time) if side == "left" else (join.right_keys, join.right_time)
     _check_columns(df, join, side)
-    checks: list[tuple[Column, Column]] = []
+    checks: list[tuple[Column, str]] = []
     bad_record = malformed(df)
     if bad_record is not None:
-        checks.append((bad_record, F.lit(reasons.MALFORMED)))
+        checks.append((bad_record, reasons.MALFORMED))
     if time is None:
         us = F.unix_micros(F.current_timestamp())
     else:
         us, unparseable = event_time_us(df, time, join.time_unit, field="time_unit")
-        checks += [(F.col(time).isNull(), F.lit(reasons.NULL_EVENT_TIME)),
-                   (unparseable, F.lit(reasons.UNPARSEABLE_EVENT_TIME))]
-    checks += [(F.col(k).isNull(), F.lit(reasons.null_key(k))) for k in keys]
+        checks += [(F.col(time).isNull(), reasons.NULL_EVENT_TIME),
+                   (unparseable, reasons.UNPARSEABLE_EVENT_TIME)]
+    checks += [(F.col(k).isNull(), reasons.null_key(k)) for k in keys]
     return marked(df, us, checks)
 
 

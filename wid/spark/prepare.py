@@ -93,7 +93,7 @@ def event_time_us(df: DataFrame, name: str, unit: str, field: str = "event_time_
             raise ConfigError(field, f"{field} = '{unit}' needs an integer column; "
                               f"'{name}' is {dtype.simpleString()}", "cast it in a [transform] sql pre-stage")
         raw = col.try_cast("long") if isinstance(dtype, T.StringType) else col.cast("long")
-        us = raw * lit_long(1000) if unit == "ms" else raw
+        us = raw * 1000 if unit == "ms" else raw  # long * int: long
     return us, col.isNotNull() & us.isNull()
 
 
@@ -105,11 +105,16 @@ def wall_clock(df: DataFrame, window: Window) -> bool:
             and name in df.columns and isinstance(df.schema[name].dataType, T.TimestampNTZType))
 
 
-def first_reason(checks: list[tuple[Column, Column]]) -> Column:
-    """The reason of the first check whose condition holds, else NULL."""
-    reason: Column = F.lit(None).cast("string")
-    for cond, text in reversed(checks):
-        reason = F.when(cond, text).otherwise(reason)
+def first_reason(checks: list[tuple[Column, str]]) -> Column:
+    """The reason of the first check whose condition holds, else NULL: one
+    ``CASE WHEN`` (the reasons go to Spark as plain strings, as each Column
+    built costs the driver round trips to the JVM)."""
+    if not checks:
+        return F.lit(None).cast("string")
+    (cond, text), *rest = checks
+    reason = F.when(cond, text)
+    for cond, text in rest:
+        reason = reason.when(cond, text)
     return reason
 
 
@@ -160,27 +165,27 @@ def prepare(df: DataFrame, window: Window) -> DataFrame:
     `event_time_unit`."""
     check_columns(df, window)
     us, unparseable = event_time(df, window)
-    checks: list[tuple[Column, Column]] = []
+    checks: list[tuple[Column, str]] = []
     bad_record = malformed(df)
     if bad_record is not None:
-        checks.append((bad_record, F.lit(reasons.MALFORMED)))
+        checks.append((bad_record, reasons.MALFORMED))
     if window.time_mode == "event":
-        checks.append((F.col(window.event_time_column or "").isNull(), F.lit(reasons.NULL_EVENT_TIME)))
-        checks.append((unparseable, F.lit(reasons.UNPARSEABLE_EVENT_TIME)))
-    checks += [(F.col(c).isNull(), F.lit(reasons.null_key(c))) for c in window.key_columns]
+        checks.append((F.col(window.event_time_column or "").isNull(), reasons.NULL_EVENT_TIME))
+        checks.append((unparseable, reasons.UNPARSEABLE_EVENT_TIME))
+    checks += [(F.col(c).isNull(), reasons.null_key(c)) for c in window.key_columns]
     if window.gap_column:
         gap = F.col(window.gap_column)
-        checks.append((gap.isNull() | (gap <= 0), F.lit(reasons.bad_gap(window.gap_column))))
+        checks.append((gap.isNull() | (gap <= 0), reasons.bad_gap(window.gap_column)))
     if window.kind == "landmark" and window.landmark_ms is not None:
-        checks.append((us < lit_long(window.landmark_ms * 1000), F.lit(reasons.BEFORE_LANDMARK)))
+        checks.append((us < lit_long(window.landmark_ms * 1000), reasons.BEFORE_LANDMARK))
     casts = numeric_casts(df, window)
     for name, cast in casts.items():
         raw = name[len(NUMERIC):]
-        checks.append((F.col(raw).isNotNull() & cast.isNull(), F.lit(reasons.not_a_number(raw))))
+        checks.append((F.col(raw).isNotNull() & cast.isNull(), reasons.not_a_number(raw)))
     return marked(df, us, checks, casts)
 
 
-def marked(df: DataFrame, us: Column, checks: list[tuple[Column, Column]],
+def marked(df: DataFrame, us: Column, checks: list[tuple[Column, str]],
            more: Mapping[str, Column] | None = None) -> DataFrame:
     """`df` plus the columns `more`, `TS` (`us`), `REASON` (the first of
     `checks` that holds) and `REJECTED_FILE`, read with the row: a cached

@@ -51,8 +51,8 @@ def rolling(ctx: Ctx) -> Planned:
                               "rolling output keeps every input column; choose another alias")
     d = (w.duration_ms or 0) * 1000
     frame = W.partitionBy(*w.group_by).orderBy(TS).rangeBetween(-(d - 1), 0)
-    where = F.concat(F.lit("rolling extent ending "), F.col(TS).cast("string"), F.lit(f" us for pipeline {ctx.pipeline}"))
-    aggs = ctx.aggs(where)
+    aggs = ctx.aggs(lambda: F.concat(F.lit("rolling extent ending "), F.col(TS).cast("string"),
+                                     F.lit(f" us for pipeline {ctx.pipeline}")))
     rows = ctx.rows
     if w.every_rows and w.every_rows > 1:
         rows = with_rank(rows, w, w.group_by)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, WindowSpec
@@ -58,8 +58,9 @@ class Ctx:
     rows: DataFrame
     pipeline: str = "wid"
 
-    def aggs(self, where: Column | None = None, extra: tuple[Aggregation, ...] = ()) -> list[SparkAgg]:
-        """The Spark forms of the window's aggregations, then `extra` hidden ones."""
+    def aggs(self, where: Callable[[], Column] | None = None, extra: tuple[Aggregation, ...] = ()) -> list[SparkAgg]:
+        """The Spark forms of the window's aggregations, then `extra` hidden
+        ones; `where` makes the window's label for cap errors (`Inputs`)."""
         types = {f.name: f.dataType for f in self.rows.schema.fields}
         tb = F.col(self.window.tie_breaker) if self.window.tie_breaker else None
         inputs = Inputs(types=types, ts_us=F.col(TS), tie_breaker=tb, where=where)

@@ -59,7 +59,7 @@ def tumbling(ctx: Ctx) -> Planned:
     w = ctx.window
     geo = _hopping(w)
     start, end = _extent(geo)
-    aggs = ctx.aggs(where_label(start, end, ctx.pipeline))
+    aggs = ctx.aggs(lambda: where_label(start, end, ctx.pipeline))
     bucket = geo.last_window_starting_by(exact(TS)).col
     grouped = panes.partials(ctx.rows, w.group_by, bucket, aggs, name=WINDOW_ID)
     return Planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p")), TUMBLING.forms[0], TUMBLING.why)
@@ -117,7 +117,7 @@ def hopping(ctx: Ctx) -> Planned:
     if shape == "tumbling":
         return Planned(tumbling(ctx).output, TUMBLING.forms[0], why)
     start, end = _extent(geo)
-    aggs = ctx.aggs(where_label(start, end, ctx.pipeline))
+    aggs = ctx.aggs(lambda: where_label(start, end, ctx.pipeline))
     keys = list(w.group_by)
     if shape == "copy":
         ts = exact(TS)
@@ -147,7 +147,7 @@ def landmark(ctx: Ctx) -> Planned:
     m = None if w.max_duration_ms is None else w.max_duration_ms * 1000
     end = lit_long(lm) + (F.col(WINDOW_ID) + 1) * lit_long(h)
     start = lit_long(lm) if m is None else lit_long(lm) + floor_div(F.col(WINDOW_ID) * lit_long(h), m) * lit_long(m)
-    aggs = ctx.aggs(where_label(start, end, ctx.pipeline))
+    aggs = ctx.aggs(lambda: where_label(start, end, ctx.pipeline))
     keys = list(w.group_by)
     last_col = "_wid_last"  # the last window a row's pane reaches
     pane = floor_div(F.col(TS) - lit_long(lm), h)
