@@ -15,13 +15,19 @@ sum and max of ``v`` per key, each written to Spark's ``noop`` sink:
   between, so the table shows what the choice gains;
 - ``wid tumbling``: tumbling 1 min, the cost of one window per row;
 - ``spark window()``: ``groupBy(k, window(ts, 60 min, 1 min))``, which
-  copies each row into its 60 windows.
+  copies each row into its 60 windows;
+- ``floor: rows through Python``: no windows at all, the cost of moving
+  the rows through Python as the fused plan does (`python_floor`). Spark
+  ``window()`` / floor bounds the ratio any plan that merges in Python can
+  reach.
 
 wid's hopping plans and Spark's must emit the same windows (rows and sum
-of counts) before any time is reported. Reported per density: each
-query's best time of `repeats` (after one untimed run) and the ratios the
-targets are about: Spark ``window()`` / wid hopping (target >= 15x) and
-wid hopping / wid tumbling (target <= 1.5x).
+of counts) before any time is reported. Every query warms up once (the
+check), then all are timed in turns, `repeats` rounds
+(`benchmarks.suite.in_turns`). Reported per density: each query's best
+time and the ratios the targets are about: Spark ``window()`` / wid
+hopping (target >= 15x) and wid hopping / wid tumbling (target <= 1.5x),
+with Spark ``window()`` / floor beside them.
 """
 
 from __future__ import annotations
@@ -33,8 +39,10 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 import wid
-from benchmarks.harness import DAY_US, timed
+from benchmarks.harness import DAY_US, run_noop, totals
+from benchmarks.suite import in_turns
 from wid.spark.arrow_merge import CONF
+from wid.spark.panes import by_key
 from wid.spec import Aggregation, Window
 
 TITLE = "hopping 60/1 at 1, 3 and 10 rows per key and pane: wid hopping vs wid tumbling vs Spark window()"
@@ -64,38 +72,74 @@ def queries(df: DataFrame) -> dict[str, tuple[Callable[[], DataFrame], str | Non
     return {"wid hopping": (lambda: wid.aggregate(df, HOPPING), None),
             "wid hopping (two-phase)": (lambda: wid.aggregate(df, HOPPING), "arrow"),
             "wid hopping (fused)": (lambda: wid.aggregate(df, HOPPING), "fused"),
+            FLOOR: (lambda: python_floor(df), None),
             "wid tumbling": (lambda: wid.aggregate(df, TUMBLING), None),
             "spark window()": (spark_window, None)}
 
 
-def totals(df: DataFrame) -> tuple[int, int]:
-    row = df.agg(F.count("*"), F.sum("n")).first()
-    return int(row[0]), int(row[1] or 0)
+FLOOR = "floor: rows through Python"
 
 
-def measure(spark: Any, density: int, keys: int, repeats: int) -> dict[str, Any]:
-    """One density's record: best seconds per query and the two ratios."""
-    rows = density * keys * PANES_PER_DAY
-    df = rows_of(spark, rows, keys)
-    best: dict[str, float] = {}
-    hopping_totals = None
-    try:
-        for name, (query, setting) in queries(df).items():
+def python_floor(df: DataFrame) -> DataFrame:
+    """What any plan that hands a key's rows to Python costs before it
+    merges anything: `df`'s rows with their 1-minute pane, shuffled by key
+    as the fused plan shuffles them (`wid.spark.panes.by_key`), through a
+    ``mapInArrow`` that returns each row as a window row of the fused
+    plan's shape (key, pane, count, sum, max) without merging, then the
+    window bounds as wid assembles them. The fused plan's output has about
+    as many rows (one window per key and pane, plus 59 at each key's end)."""
+    import pyarrow as pa
+
+    def as_window_rows(batches: Any) -> Any:  # defined here: pickled by value to the executors
+        for b in batches:
+            ones = pa.array([1] * b.num_rows, pa.int64())
+            yield pa.RecordBatch.from_arrays([b.column(0), b.column(1), ones, b.column(2), b.column(2)],
+                                             names=["k", "pane", "n", "s", "hi"])
+
+    pane = F.floor(F.unix_micros("ts") / 60_000_000).cast("long")
+    rows = by_key(df.select("k", pane.alias("pane"), "v"), ["k"])
+    out = rows.mapInArrow(as_window_rows, "k int, pane long, n long, s double, hi double")
+    start = F.col("pane") * 60_000_000
+    return out.select(F.timestamp_micros(start).alias("window_start"),
+                      F.timestamp_micros(start + 3_600_000_000).alias("window_end"), "k", "n", "s", "hi")
+
+
+def engines(spark: Any, df: DataFrame) -> list[tuple[str, Callable[[bool], None]]]:
+    """The queries as `benchmarks.suite.in_turns` engines. The warm-up of
+    every hopping plan and of Spark's ``window()`` computes their windows'
+    totals (rows and sum of counts), which must all be the same."""
+    expected: list[tuple[int, int]] = []
+
+    def engine(name: str, query: Callable[[], DataFrame], setting: str | None) -> Callable[[bool], None]:
+        def run(warm_up: bool) -> None:
             if setting is not None:
                 spark.conf.set(CONF, setting)
             try:
-                if name != "wid tumbling":
+                if warm_up and (name.startswith("wid hopping") or name == "spark window()"):
                     got = totals(query())
-                    hopping_totals = hopping_totals or got
-                    assert got == hopping_totals, (name, got, hopping_totals)
-                best[name] = min(timed(query, repeats)["runs_s"])
+                    assert got == (expected or [got])[0], (name, got, expected)
+                    expected.append(got)
+                else:
+                    run_noop(query())
             finally:
                 spark.conf.unset(CONF)
-            print(f"  {density:3d} rows/key/pane  {name:26s} {best[name]:7.2f} s", flush=True)
+        return run
+    return [(name, engine(name, query, setting)) for name, (query, setting) in queries(df).items()]
+
+
+def measure(spark: Any, density: int, keys: int, repeats: int) -> dict[str, Any]:
+    """One density's record: best seconds per query and the ratios."""
+    rows = density * keys * PANES_PER_DAY
+    df = rows_of(spark, rows, keys)
+    try:
+        best = {r.engine: min(r.runs_s) for r in in_turns(engines(spark, df), repeats)}
     finally:
         df.unpersist()
+    for name, seconds in best.items():
+        print(f"  {density:3d} rows/key/pane  {name:26s} {seconds:7.2f} s", flush=True)
     ratios = {"spark window() / wid hopping": best["spark window()"] / best["wid hopping"],
-              "wid hopping / wid tumbling": best["wid hopping"] / best["wid tumbling"]}
+              "wid hopping / wid tumbling": best["wid hopping"] / best["wid tumbling"],
+              "spark window() / floor": best["spark window()"] / best[FLOOR]}
     print(f"  {density:3d} rows/key/pane  " + "  ".join(f"{k} {v:.2f}x" for k, v in ratios.items()), flush=True)
     return {"scenario": f"density_{density}", "title": f"hopping 60/1, {density} rows per key and pane",
             "rows": rows, "params": {"keys": keys, "rows_per_key_and_pane": density}, "best_s": best,
