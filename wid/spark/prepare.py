@@ -198,8 +198,11 @@ def marked(df: DataFrame, us: Column, checks: list[tuple[Column, str]],
 
 
 def good_rows(prepared: DataFrame) -> DataFrame:
-    """The rows of a prepared DataFrame that go on to the window stage."""
-    return prepared.where(F.col(REASON).isNull()).drop(REASON, REJECTED_FILE)
+    """The rows of a prepared DataFrame that go on to the window stage.
+    `REASON` and `REJECTED_FILE` (NULL here) stay: every plan selects the
+    columns it reads and Spark prunes the rest, and a ``drop`` would be one
+    more DataFrame step, each costing the driver a round of analysis."""
+    return prepared.where(F.col(REASON).isNull())
 
 
 def originals(df: DataFrame) -> list[str]:
