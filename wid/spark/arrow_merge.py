@@ -115,6 +115,8 @@ def _map(df: DataFrame, keys: Sequence[str], merge: Merge, ops: list[pane_merge.
     out += [T.StructField(n, output_type(op, n, types)) for op in ops for n in op.outputs]
     ship()
     merged = df.mapInArrow(merge, T.StructType(out))
+    if not copies:
+        return merged  # no step for nothing: each costs the driver a round of analysis
     return merged.select("*", *[F.col(src).alias(dst) for dst, src in copies.items()])
 
 
