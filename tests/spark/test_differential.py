@@ -111,14 +111,31 @@ def test_every_aggregation_on_every_kind(spark: Any, kind: str, pane_merge: str,
 
 @pytest.mark.parametrize("holistic", [False, True])
 @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck), phases=NO_SHRINK)
-@given(rows=datasets(max_rows=60), size=st.integers(2, 6), partition=st.sampled_from([(), ("k1",), ("k1", "k2")]))
+@given(rows=datasets(max_rows=60), size=st.integers(2, 6), partition=st.sampled_from([(), ("k1",), ("k1", "k2")]),
+       order_by=st.sampled_from([None, "w"]))
 def test_count_windows_hopping_one_row_are_row_frames(spark: Any, holistic: bool, rows: list[dict[str, Any]],
-                                                      size: int, partition: tuple[str, ...]) -> None:
+                                                      size: int, partition: tuple[str, ...], order_by: str | None) -> None:
+    """Row frames in event-time order (extents from offsets) and in another order."""
     from wid.spark.count_windows import ROW_FRAME
 
     window = Window(kind="count", size_rows=size, hop_rows=1, partition_by=partition, event_time_column="ts",
-                    event_time_unit="us", aggregations=all_aggregations(holistic))
+                    event_time_unit="us", order_by=order_by, aggregations=all_aggregations(holistic))
     assert check_against_oracle(spark, rows, SCHEMA, window).explain.form == ROW_FRAME
+
+
+@pytest.mark.parametrize("order_by", [None, "w"])
+@pytest.mark.parametrize("size", [2, 5])
+def test_row_frame_extents_on_distinct_times(spark: Any, size: int, order_by: str | None) -> None:
+    """Every row at its own time, in no order: each extent's bounds differ
+    from its neighbours', so an extent cut one row off shows."""
+    import random
+
+    times = random.Random(size).sample(range(1, 10_000), 30)
+    rows = [{"id": i, "ts": t * S, "k1": "ab"[i % 2], "k2": 1, "v": float(i), "w": (i * 7) % 11, "gap": S}
+            for i, t in enumerate(times)]
+    window = Window(kind="count", size_rows=size, hop_rows=1, partition_by=("k1",), event_time_column="ts",
+                    event_time_unit="us", order_by=order_by, aggregations=(Aggregation("sum", "v", as_="s"),))
+    check_against_oracle(spark, rows, SCHEMA, window)
 
 
 NUMPY_KEYS = {"hopping": {"group_by": ("k1", "k2")}, "count": {}, "landmark": {"group_by": ("k2",)}}

@@ -51,9 +51,9 @@ def count_windows(ctx: Ctx) -> Planned:
         return F.concat(F.lit("count window "), F.col(WINDOW_ID).cast("string"), F.lit(f" for pipeline {ctx.pipeline}"))
     if row_frame(w):
         ranked = with_rank(ctx.rows, w, part).withColumnRenamed(RANK, WINDOW_ID)
-        frame = rank_order(ctx.rows, w, part).rowsBetween(1 - size, 0)
+        order = rank_order(ctx.rows, w, part)
         outline = outline_count(w, "auto")
-        return Planned(_row_frames(ranked, w, frame, ctx.aggs(label)), ROW_FRAME, outline.why, outline.notes)
+        return Planned(_row_frames(ranked, w, order, ctx.aggs(label)), ROW_FRAME, outline.why, outline.notes)
     rows = with_rank(ctx.rows, w, part).withColumn(NP, F.count(F.lit(1)).over(W.partitionBy(*part)))
     aggs = ctx.aggs(label, HIDDEN)
     r = F.col(RANK)
@@ -84,10 +84,21 @@ def row_frame(w: Window) -> bool:
     return w.hop_rows_or_size == 1 and not w.group_by and 1 < (w.size_rows or 0) <= ROW_FRAME_UP_TO
 
 
-def _row_frames(ranked: DataFrame, w: Window, frame: WindowSpec, aggs: list[SparkAgg]) -> DataFrame:
-    """One window per row of `ranked` (with `WINDOW_ID`, its rank): the
-    aggregations and the extent's least and greatest event time over `frame`."""
-    lo, hi = F.min(TS).over(frame), F.max(TS).over(frame)
+def _row_frames(ranked: DataFrame, w: Window, order: WindowSpec, aggs: list[SparkAgg]) -> DataFrame:
+    """One window per row of `ranked` (with `WINDOW_ID`, its rank, and the
+    rank `order`): the aggregations over the row frame of the window's size
+    ending at the row, and the extent's least and greatest event time. In
+    event-time order (no `order_by`) those are the time `size - 1` rows
+    back (the partition's first time in its first windows) and the row's
+    own: an offset and a running frame, which Spark evaluates in O(1) a row,
+    where a sliding frame re-reads its rows for each row."""
+    size = w.size_rows or 0
+    frame = order.rowsBetween(1 - size, 0)
+    if w.order_by is None:
+        running = order.rowsBetween(W.unboundedPreceding, W.currentRow)
+        lo, hi = F.coalesce(F.lag(TS, size - 1).over(order), F.min(TS).over(running)), F.col(TS)
+    else:
+        lo, hi = F.min(TS).over(frame), F.max(TS).over(frame)
     return assemble(ranked, w, lo, hi, F.col(WINDOW_ID), values=frame_values(aggs, frame))
 
 
