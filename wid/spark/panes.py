@@ -40,11 +40,9 @@ and 10M rows (benchmarks/HISTORY.md, "Batch hopping: the pane aggregate
 first"): the pane aggregate then the vectorised merge takes 0.36-0.67x the
 fused pass's time at 10 to 600 rows per pane, and up to 1.6x at 1 to 3.5,
 where Spark's hash aggregate barely shrinks the rows (0.93x on 2M rows at
-3.5 once the pane partials' shuffle could be coalesced). Without statistics a
-plan cannot know the rows per pane (sampling the input costs 0.1-0.2 s per
-query), so the standard two-phase plan is the default and
-``spark.wid.paneMerge = fused`` sends time windows' rows to the fused pass
-for data known to be sparse.
+3.5 once the pane partials' shuffle could be coalesced). Spark keeps no
+statistics of the rows per pane, so `wid.spark.pane_plan` chooses between
+the two from a sample of the input; ``spark.wid.paneMerge`` forces either.
 """
 
 from __future__ import annotations
