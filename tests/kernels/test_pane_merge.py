@@ -167,3 +167,31 @@ def test_min_and_max_of_many_ranges_equal_a_reduction_over_each(seed: int, longe
         want = reduce.reduceat(padded, np.column_stack([i0, i1]).ravel())[::2]
         got = pm._extreme(col, i0, i1, op).to_numpy(zero_copy_only=False)
         assert np.array_equal(np.where(np.isinf(want), np.nan, want), got, equal_nan=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), keys=st.integers(1, 6), dense=st.booleans())
+def test_pane_ranges_equal_brute_force_counted_or_searched(seed: int, keys: int, dense: bool) -> None:
+    """`pm.ranges` by prefix counts over the cells (`dense`) and by binary
+    search both give each window the panes of its key in [first, last]."""
+    rng = np.random.default_rng(seed)
+    kid = np.sort(rng.integers(0, keys, 40))
+    q = rng.integers(-20, 20, 40)
+    order = np.lexsort((q, kid))
+    kid, q = kid[order], q[order]
+    wkid = rng.integers(0, keys + 1, 30)  # the last key id has no panes
+    first = rng.integers(-30, 30, 30)
+    last = first + rng.integers(0, 12, 30)
+    factor, slack = (pm.DENSE_FACTOR, pm.DENSE_SLACK)
+    try:
+        pm.DENSE_FACTOR, pm.DENSE_SLACK = (10**6, 10**6) if dense else (0, 0)
+        i0, i1 = pm.ranges(kid, q, wkid, first, last)
+    finally:
+        pm.DENSE_FACTOR, pm.DENSE_SLACK = factor, slack
+    for w in range(len(wkid)):
+        want = np.flatnonzero((kid == wkid[w]) & (q >= first[w]) & (q <= last[w]))
+        got = np.arange(i0[w], i1[w])
+        if len(want) == 0:
+            assert i1[w] <= i0[w] or not len(got)
+        else:
+            assert list(got) == list(want), (w, got, want)

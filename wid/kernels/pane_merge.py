@@ -41,6 +41,8 @@ from wid.semantics.windowing import Panes
 WINDOW_ID = "_wid_window_id"
 INT64_LIMIT = 9.2e18
 BLOCK_ROWS = 1 << 16  # rows a block of range min/max tables covers (`_blocks`)
+DENSE_FACTOR = 4  # `ranges` counts cells when they number at most this many per pane and window ...
+DENSE_SLACK = 1 << 16  # ... plus this many
 
 
 @dataclass(frozen=True)
@@ -171,7 +173,9 @@ def ranges(kid: np.ndarray, q: np.ndarray, wkid: np.ndarray, first: np.ndarray,
     """Index ranges [i0, i1) of the panes of each window (the rows with
     ``first <= q <= last`` of key `wkid`; `kid`, `q` sorted), by binary search
     on a (key, pane) composite; keys are processed in chunks that fit 62 bits.
-    A window of a key without panes gets an empty range."""
+    Where the (key, pane) cells number at most `DENSE_FACTOR` per pane and
+    window (plus `DENSE_SLACK`), prefix counts over the cells replace the
+    searches. A window of a key without panes gets an empty range."""
     if len(q) == 0:
         return np.zeros(len(wkid), dtype=np.int64), np.zeros(len(wkid), dtype=np.int64)
     base = int(q.min())
@@ -182,6 +186,12 @@ def ranges(kid: np.ndarray, q: np.ndarray, wkid: np.ndarray, first: np.ndarray,
     i1 = np.empty(len(wkid), dtype=np.int64)
     lo_q = np.clip(first - base, -1, span) + 1
     hi_q = np.clip(last - base, -1, span) + 1
+    keys = max(int(kid.max()), int(wkid.max(initial=0))) + 1
+    if keys * span <= DENSE_FACTOR * (len(q) + len(wkid)) + DENSE_SLACK:
+        # Few (key, pane) cells: count the panes below each cell instead of searching (O(cells)).
+        below = _prefix(np.bincount(kid.astype(np.int64) * span + (q - base + 1), minlength=keys * span))
+        wk = wkid.astype(np.int64) * span
+        return below[wk + lo_q], below[wk + hi_q + 1]
     for start in range(0, max(int(kid.max()), int(wkid.max(initial=0))) + 1, per_chunk):
         rows = (kid >= start) & (kid < start + per_chunk)
         wins = (wkid >= start) & (wkid < start + per_chunk)
