@@ -47,3 +47,12 @@ def test_a_setting_forces_its_plan_without_the_pass(spark: Any, setting: str, fu
     finally:
         spark.conf.unset(CONF)
     assert choice.fused is fused and setting in choice.why
+
+
+def test_an_input_sampled_before_reuses_its_density_and_another_is_sampled(spark: Any) -> None:
+    df = spark.createDataFrame(_frame(4, 60, 1000, seed=7))
+    first = pane_plan.choose(df, ["k"], F.col("t"))
+    again = pane_plan.choose(spark.createDataFrame(_frame(4, 60, 1000, seed=7)), ["k"], F.col("t"))  # same plan
+    other = pane_plan.choose(df.where(F.col("t") > 500), ["k"], F.col("t"))
+    assert "sampled now" in first.why and "sampled now" in other.why
+    assert "earlier query over the same input" in again.why and again.fused == first.fused

@@ -16,7 +16,8 @@ Arrow), and their rows per key and pane. On input in event-time order (log
 files, topics) that is the data's density; on input in no order a sample
 finds each key and pane once or so, and there the fused plan was the
 faster one at every density measured, 1 to 10. The sample costs one small
-Spark job, about 0.1-0.2 s here, and serves Spark Connect too.
+Spark job and serves Spark Connect too; a later query over the same input
+reuses its figure (`choose`).
 
 ``spark.wid.paneMerge`` (`wid.spark.arrow_merge.CONF`) overrides the
 choice: ``fused`` or ``arrow`` (two-phase) skip the sample; ``spark`` keeps
@@ -47,33 +48,62 @@ class Choice:
     why: str
 
 
+def _sampled(rows: DataFrame, keys: Sequence[str], pane: Column) -> DataFrame:
+    """What the sample reads of each row: a hash of its key (any key type,
+    8 bytes) and its pane."""
+    key = F.xxhash64(*[F.col(k) for k in keys]) if keys else F.lit(0).cast("long")
+    return rows.select(key.alias("k"), pane.alias("p"))
+
+
+def _measured(sampled: DataFrame, sample_rows: int) -> float | None:
+    table = sampled.limit(sample_rows).toArrow()
+    if table.num_rows == 0:
+        return None
+    return float(table.num_rows / table.group_by(["k", "p"]).aggregate([]).num_rows)
+
+
 def density(rows: DataFrame, keys: Sequence[str], pane: Column, sample_rows: int | None = None) -> float | None:
     """Rows per key and pane among the first `sample_rows` rows of `rows`
     (default `SAMPLE_ROWS`; see the module docstring), or None for no rows.
     `pane` is each row's pane index (long)."""
-    key = F.xxhash64(*[F.col(k) for k in keys]) if keys else F.lit(0).cast("long")  # any key type, 8 bytes
-    table = rows.select(key.alias("k"), pane.alias("p")).limit(sample_rows or SAMPLE_ROWS).toArrow()
-    if table.num_rows == 0:
-        return None
-    return float(table.num_rows / table.group_by(["k", "p"]).aggregate([]).num_rows)
+    return _measured(_sampled(rows, keys, pane), sample_rows or SAMPLE_ROWS)
+
+
+SEEN_MAX = 256  # inputs whose density this process remembers (`choose`)
+_seen: dict[int, float | None] = {}
 
 
 def choose(rows: DataFrame, keys: Sequence[str], pane: Column, aggs: Sequence[SparkAgg] = ()) -> Choice:
     """How `rows` (a batch DataFrame; `pane` each row's pane index) make
     the panes of `aggs`: the setting's plan when ``spark.wid.paneMerge``
     names one; two-phase when an aggregation has no NumPy merge over rows;
-    else the fused plan at or below `FUSED_UP_TO` rows per key and pane."""
+    else the fused plan at or below `FUSED_UP_TO` rows per key and pane.
+
+    The density of an input sampled before (the same analysed plan, by
+    Spark's semantic hash) is reused, as a query optimiser keeps the
+    statistics it gathered: a query repeated over the same input, such as
+    a cached DataFrame, pays for one sample. If the data under the same
+    plan changed (files rewritten in place), the choice may be the slower
+    plan; both give the same windows."""
     setting = rows.sparkSession.conf.get(CONF, "auto")
     if setting != "auto" or rows.isStreaming:
         fused = setting == "fused"
         return Choice(fused, f"{CONF} = {setting}" if setting != "auto" else "a stream's micro-batch")
     if not rows_merge(aggs):
         return Choice(False, "an aggregation has no NumPy merge over rows (an HLL sketch): no sample taken")
-    found = density(rows, keys, pane)
+    sampled = _sampled(rows, keys, pane)
+    seen = sampled.semanticHash()
+    reused = seen in _seen
+    found = _seen[seen] if reused else _measured(sampled, SAMPLE_ROWS)
+    if not reused:
+        if len(_seen) >= SEEN_MAX:
+            del _seen[next(iter(_seen))]
+        _seen[seen] = found
     if found is None:
         return Choice(False, "no rows")
     fused = found <= FUSED_UP_TO
-    return Choice(fused, f"rows per key and pane {found:.3g} (in the first {SAMPLE_ROWS:,} rows), "
+    where = "by an earlier query over the same input" if reused else "now"
+    return Choice(fused, f"rows per key and pane {found:.3g} (in the first {SAMPLE_ROWS:,} rows, sampled {where}), "
                          f"{'at or below' if fused else 'above'} {FUSED_UP_TO:g}: {'fused' if fused else 'two-phase'} "
                          "is faster there (measured)")
 
