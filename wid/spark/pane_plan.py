@@ -73,6 +73,12 @@ SEEN_MAX = 256  # inputs whose density this process remembers (`choose`)
 _seen: dict[int, float | None] = {}
 
 
+def forget() -> None:
+    """Forget every density sampled so far: the next query over any input
+    samples it again (benchmarks time a query's first run with it)."""
+    _seen.clear()
+
+
 def choose(rows: DataFrame, keys: Sequence[str], pane: Column, aggs: Sequence[SparkAgg] = ()) -> Choice:
     """How `rows` (a batch DataFrame; `pane` each row's pane index) make
     the panes of `aggs`: the setting's plan when ``spark.wid.paneMerge``
@@ -117,4 +123,4 @@ def outline_notes(setting: str) -> tuple[str, ...]:
             f"input's first {SAMPLE_ROWS:,} rows (fused at or below {FUSED_UP_TO:g})",)
 
 
-__all__ = ["FUSED_UP_TO", "SAMPLE_ROWS", "Choice", "choose", "density", "outline_notes"]
+__all__ = ["FUSED_UP_TO", "SAMPLE_ROWS", "SEEN_MAX", "Choice", "choose", "density", "forget", "outline_notes"]
