@@ -15,7 +15,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 import wid
@@ -78,6 +78,8 @@ def sqlite_tables(path: Path) -> dict[str, list[tuple[Any, ...]]]:
 @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck),
           phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(name=st.sampled_from(SAFE), role=st.sampled_from(["table", "alias", "group_by"]))
+@example(name="a" * 63, role="table")  # the longest names: the index's name must not be cut to the table's
+@example(name="é" * 31, role="table")
 def test_identifiers_are_written_and_nothing_else_changes(spark: Any, postgres_url: str, tmp_path_factory: Any,
                                                           kind: str, name: str, role: str) -> None:
     root = tmp_path_factory.mktemp("names")

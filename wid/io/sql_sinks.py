@@ -22,6 +22,7 @@ partition by partition and written in batches of `BATCH_ROWS`.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing
@@ -162,8 +163,23 @@ def _ensure_table(con: Any, dialect: Dialect, table: str, schema: T.StructType, 
     if have != want:
         raise ConfigError("target.table", f"table '{table}' exists with columns {have}, the pipeline writes {want}",
                           "drop the table or choose another table name")
-    con.execute(f"CREATE UNIQUE INDEX IF NOT EXISTS {q(table + '_natural_key')} ON {q(table)} "
+    con.execute(f"CREATE UNIQUE INDEX IF NOT EXISTS {q(index_name(table))} ON {q(table)} "
                 f"({_key_terms(dialect, key)}){dialect.nulls_equal}")
+
+
+NAME_BYTES = 63  # PostgreSQL's longest identifier (NAMEDATALEN - 1); a longer one is cut to it
+
+
+def index_name(table: str) -> str:
+    """The name of `table`'s natural-key index: ``<table>_natural_key``,
+    or, when that passes `NAME_BYTES` in UTF-8, ``wid_natural_key_`` and a
+    digest of the table's name. PostgreSQL would cut the long name, and the
+    cut one can be the table's own: ``CREATE INDEX IF NOT EXISTS`` then
+    makes nothing and every upsert fails for want of its unique index."""
+    name = table + "_natural_key"
+    if len(name.encode()) <= NAME_BYTES:
+        return name
+    return "wid_natural_key_" + hashlib.sha256(table.encode()).hexdigest()[:32]
 
 
 def _key_terms(dialect: Dialect, key: Sequence[str]) -> str:
