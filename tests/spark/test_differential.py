@@ -123,6 +123,24 @@ def test_count_windows_hopping_one_row_are_row_frames(spark: Any, holistic: bool
     assert check_against_oracle(spark, rows, SCHEMA, window).explain.form == ROW_FRAME
 
 
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck), phases=NO_SHRINK)
+@given(rows=datasets(max_rows=60), size=st.integers(2, 6), column=st.sampled_from(["v", "w", "id"]))
+def test_row_frames_with_a_tie_breaker_take_first_and_last_in_frame_order(spark: Any, rows: list[dict[str, Any]],
+                                                                       size: int, column: str) -> None:
+    """Event-time order with a tie-breaker, every first and last over one
+    column (nullable, or the tie-breaker itself): the frame's own order
+    gives them. Beside them, aggregations whose value reads a field twice
+    (avg, var, corr) over the same frame."""
+    from wid.spark.count_windows import ROW_FRAME
+
+    aggs = (Aggregation("first", column, as_="f"), Aggregation("last", column, as_="l"),
+            Aggregation("avg", "v", as_="a"), Aggregation("var", "w", as_="s2"), Aggregation("corr", "v", column2="w", as_="r"),
+            Aggregation("count", as_="n"))
+    window = Window(kind="count", size_rows=size, hop_rows=1, partition_by=("k1",), tie_breaker="id",
+                    event_time_column="ts", event_time_unit="us", aggregations=aggs)
+    assert check_against_oracle(spark, rows, SCHEMA, window).explain.form == ROW_FRAME
+
+
 @pytest.mark.parametrize("order_by", [None, "w"])
 @pytest.mark.parametrize("size", [2, 5])
 def test_row_frame_extents_on_distinct_times(spark: Any, size: int, order_by: str | None) -> None:

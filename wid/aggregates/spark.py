@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from pyspark.sql import Column
+from pyspark.sql import Column, WindowSpec
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -237,7 +237,7 @@ class Avg(SparkAgg):
                 FieldOp("count", (name("s", "r"),), (name("n", "m"),))]
 
     def finish(self, f: Getter) -> Column:
-        return F.try_divide(f("s"), F.when(f("n") != 0, f("n")).cast("double"))
+        return F.try_divide(f("s"), f("n").cast("double"))  # NULL where n = 0
 
 
 class FirstLast(SparkAgg):
@@ -264,6 +264,14 @@ class FirstLast(SparkAgg):
 
     def finish(self, f: Getter) -> Column:
         return f("k").getField("v")
+
+    def in_order(self, frame: WindowSpec) -> Column:
+        """The value over a window function `frame` whose order is event
+        time, then the tie-breaker, then this value (what `_fields` orders
+        by): Spark's ``first``/``last`` skipping NULLs, cheaper than the
+        struct's min/max."""
+        pick = F.first if self.agg.agg == "first" else F.last
+        return pick(self.x, ignorenulls=True).over(frame)
 
 
 class ApproxDistinct(SparkAgg):

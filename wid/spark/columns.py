@@ -6,6 +6,7 @@ refused up front, so they never collide.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
@@ -23,8 +24,13 @@ CORRUPT = "_wid_corrupt"  # the raw text of a record a file reader could not par
 def field(i: int, name: str, stage: str = "p") -> str:
     """The column of field `name` of aggregation i at `stage` (``p`` pane
     partial, ``r`` row value, ``pre``/``suf`` running, ``c`` contribution,
-    ``m`` merged)."""
+    ``m`` merged, ``f`` over a window function's frame)."""
     return f"_wid_{stage}{i}_{name}"
+
+
+def getter(i: int, stage: str = "p") -> Callable[[str], Column]:
+    """Field `name` of aggregation i at `stage` (`field`), as a column."""
+    return lambda name: F.col(field(i, name, stage))
 
 
 def lit_long(value: int) -> Column:

@@ -50,8 +50,8 @@ def count_windows(ctx: Ctx) -> Planned:
     def label() -> Column:
         return F.concat(F.lit("count window "), F.col(WINDOW_ID).cast("string"), F.lit(f" for pipeline {ctx.pipeline}"))
     if row_frame(w):
-        ranked = with_rank(ctx.rows, w, part).withColumnRenamed(RANK, WINDOW_ID)
-        order = rank_order(ctx.rows, w, part)
+        order = rank_order(ctx.rows, w, part, in_frame_order(w))
+        ranked = with_rank(ctx.rows, w, part, WINDOW_ID, order)
         outline = outline_count(w, "auto")
         return Planned(_row_frames(ranked, w, order, ctx.aggs(label)), ROW_FRAME, outline.why, outline.notes)
     rows = with_rank(ctx.rows, w, part).withColumn(NP, F.count(F.lit(1)).over(W.partitionBy(*part)))
@@ -84,6 +84,17 @@ def row_frame(w: Window) -> bool:
     return w.hop_rows_or_size == 1 and not w.group_by and 1 < (w.size_rows or 0) <= ROW_FRAME_UP_TO
 
 
+def in_frame_order(w: Window) -> tuple[str, ...]:
+    """The column every first and last of `w` reads, when its row frames
+    can take them in the frame's order: event time with a tie-breaker,
+    which that column then refines (first and last break ties by the
+    value, docs/semantics.md#aggregations); else none."""
+    read = {a.column for a in w.aggregations if a.agg in ("first", "last")}
+    if w.order_by is not None or not w.tie_breaker or len(read) != 1:
+        return ()
+    return tuple(c for c in read if c)
+
+
 def _row_frames(ranked: DataFrame, w: Window, order: WindowSpec, aggs: list[SparkAgg]) -> DataFrame:
     """One window per row of `ranked` (with `WINDOW_ID`, its rank, and the
     rank `order`): the aggregations over the row frame of the window's size
@@ -99,7 +110,8 @@ def _row_frames(ranked: DataFrame, w: Window, order: WindowSpec, aggs: list[Spar
         lo, hi = F.coalesce(F.lag(TS, size - 1).over(order), F.min(TS).over(running)), F.col(TS)
     else:
         lo, hi = F.min(TS).over(frame), F.max(TS).over(frame)
-    return assemble(ranked, w, lo, hi, F.col(WINDOW_ID), values=frame_values(aggs, frame))
+    framed, values = frame_values(ranked, aggs, frame, in_order=bool(in_frame_order(w)))
+    return assemble(framed, w, lo, hi, F.col(WINDOW_ID), values=values)
 
 
 def outline_count(w: Window, setting: str) -> Outline:

@@ -33,8 +33,8 @@ from wid.errors import ConfigError
 from wid.kernels import join_merge, pane_merge
 from wid.semantics import reasons
 from wid.spark.arrow_merge import output_type, partial_fields
-from wid.spark.columns import CORRUPT, PREFIX, TS, field
-from wid.spark.panes import by_key, getter
+from wid.spark.columns import CORRUPT, PREFIX, TS, field, getter
+from wid.spark.panes import by_key
 from wid.spark.prepare import event_time_us, good_rows, malformed, marked
 from wid.spark.shipping import ship
 from wid.spark.stage import null_fill

@@ -53,11 +53,11 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 
-from wid.aggregates.spark import Getter, SparkAgg, value
+from wid.aggregates.spark import SparkAgg, value
 from wid.kernels import pane_merge
 from wid.semantics.windowing import Panes
 from wid.spark import arrow_merge
-from wid.spark.columns import PANE, WINDOW_ID, exact, field, floor_div, lit_long, long_range
+from wid.spark.columns import PANE, WINDOW_ID, exact, field, floor_div, getter, lit_long, long_range
 from wid.spark.pane_plan import Choice
 from wid.spark.spark_session import local_cores
 
@@ -73,11 +73,6 @@ def partials(df: DataFrame, keys: Sequence[str], bucket: Column, aggs: Sequence[
     the bucket column is named `name`."""
     exprs = [e.alias(field(i, k)) for i, a in enumerate(aggs) for k, e in a.partial().items()]
     return df.groupBy(*keys, bucket.alias(name)).agg(*exprs)
-
-
-def getter(i: int, stage: str = "p") -> Getter:
-    """Field `name` of aggregation i at `stage`, as a column."""
-    return lambda name: F.col(field(i, name, stage))
 
 
 def _running(panes: DataFrame, keys: Sequence[str], block: Column, aggs: Sequence[SparkAgg],

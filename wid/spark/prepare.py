@@ -20,11 +20,9 @@ them, and `wall_clock` tells the output stage to give the bounds back as
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 
-from pyspark.errors import AnalysisException
-from pyspark.logger import PySparkLogger
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -32,7 +30,7 @@ from pyspark.sql import types as T
 from wid.errors import ConfigError
 from wid.semantics import reasons
 from wid.spark.columns import CORRUPT, PREFIX, REASON, TS, lit_long, wall_clock_us
-from wid.spark.spark_session import is_connect
+from wid.spark.source_files import with_source_file
 from wid.spec.pipeline import KAFKA_VALUE
 from wid.spec.window import Window
 
@@ -193,8 +191,8 @@ def marked(df: DataFrame, us: Column, checks: list[tuple[Column, str]],
     DataFrame step costs the driver a round of Spark's analysis."""
     reason = first_reason(checks)
     extra = [c.alias(name) for name, c in (more or {}).items()]
-    return with_source_file(lambda file: df.select("*", *extra, us.alias(TS), reason.alias(REASON),
-                                                   F.when(reason.isNotNull(), file).alias(REJECTED_FILE)))[0]
+    return with_source_file(df, lambda file: df.select("*", *extra, us.alias(TS), reason.alias(REASON),
+                                                       F.when(reason.isNotNull(), file).alias(REJECTED_FILE)))[0]
 
 
 def good_rows(prepared: DataFrame) -> DataFrame:
@@ -218,38 +216,6 @@ def row_json(prepared: DataFrame) -> Column:
     if CORRUPT not in prepared.columns or KAFKA_VALUE in prepared.columns:
         return parsed
     return F.coalesce(F.col(CORRUPT), parsed)
-
-
-def source_file(df: DataFrame) -> Column:
-    """The file a row was read from, NULL where there is none. On a plan
-    that reads several file sources (a join), over which Spark refuses
-    ``input_file_name()`` (MULTI_SOURCES_UNSUPPORTED_FOR_EXPRESSION), NULL."""
-    return with_source_file(lambda file: df.select(file))[1]
-
-
-def with_source_file(build: Callable[[Column], DataFrame]) -> tuple[DataFrame, Column]:
-    """`build` given the file each row was read from (`source_file`), and
-    that column: ``input_file_name()`` where Spark accepts it over `build`'s
-    plan, else NULL. A classic session analyses `build`'s DataFrame as it is
-    made; on Spark Connect, where analysis is otherwise lazy, it is analysed
-    here, so that the fallback serves there too."""
-    file = F.nullif(F.input_file_name(), F.lit(""))
-    # PySpark logs every AnalysisException of a DataFrame call at ERROR before raising it: this one is
-    # expected and handled, so its logger is quiet for the attempt. The logger is PySpark's own class: a
-    # plain `logging` logger of that name, made first, would be the one PySpark finds and calls with
-    # keywords only its class takes, turning every later Spark error into a TypeError.
-    quiet = PySparkLogger.getLogger("DataFrameQueryContextLogger")
-    was, quiet.disabled = quiet.disabled, True
-    try:
-        built = build(file)
-        if is_connect(built.sparkSession):
-            _ = built.schema
-        return built, file
-    except AnalysisException:
-        none = F.lit(None).cast("string")
-        return build(none), none
-    finally:
-        quiet.disabled = was
 
 
 def dead_letters(prepared: DataFrame, source: str) -> DataFrame:

@@ -31,20 +31,26 @@ def sortable(t: T.DataType) -> bool:
     return True
 
 
-def order_columns(df: DataFrame, window: Window) -> list[Column]:
-    """The rank order, ascending with NULLs first (Spark's default)."""
+def order_columns(df: DataFrame, window: Window, then: Sequence[str] = ()) -> list[Column]:
+    """The rank order, ascending with NULLs first (Spark's default). With a
+    `tie_breaker`, the columns `then` refine it: they order only rows that
+    tie on the time and the tie-breaker, which the rank order leaves
+    interchangeable."""
     first = F.col(window.order_by or TS)
     if window.tie_breaker:
-        return [first, F.col(window.tie_breaker)]
+        return [first, *[F.col(c) for c in dict.fromkeys((window.tie_breaker, *then))]]
     rest = [f.name for f in df.schema.fields if not f.name.startswith(PREFIX) and sortable(f.dataType)]
     return [first, *[F.col(c) for c in rest]]
 
 
-def rank_order(df: DataFrame, window: Window, partition: Sequence[str]) -> WindowSpec:
-    """Each `partition`'s rows in rank order."""
-    return W.partitionBy(*partition).orderBy(*order_columns(df, window))
+def rank_order(df: DataFrame, window: Window, partition: Sequence[str], then: Sequence[str] = ()) -> WindowSpec:
+    """Each `partition`'s rows in rank order (`order_columns`)."""
+    return W.partitionBy(*partition).orderBy(*order_columns(df, window, then))
 
 
-def with_rank(df: DataFrame, window: Window, partition: Sequence[str]) -> DataFrame:
-    """`df` plus `RANK`, the 0-based rank within each `partition`."""
-    return df.withColumn(RANK, F.row_number().over(rank_order(df, window, partition)) - 1)
+def with_rank(df: DataFrame, window: Window, partition: Sequence[str], name: str = RANK,
+              order: WindowSpec | None = None) -> DataFrame:
+    """`df` plus the 0-based rank within each `partition` as `name`, in
+    `order` (default: `rank_order`)."""
+    order = order or rank_order(df, window, partition)
+    return df.select("*", (F.row_number().over(order) - 1).alias(name))

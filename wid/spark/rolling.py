@@ -56,10 +56,10 @@ def rolling(ctx: Ctx) -> Planned:
     rows = ctx.rows
     if w.every_rows and w.every_rows > 1:
         rows = with_rank(rows, w, w.group_by)
-    out = rows.select("*", *frame_values(aggs, frame))
+    framed, values = frame_values(rows, aggs, frame)
     if w.every_rows and w.every_rows > 1:
-        out = out.where((F.col(RANK) + 1) % w.every_rows == 0)
-    out = out.select(*inputs, *[a.as_ for a in w.aggregations])
+        framed = framed.where((F.col(RANK) + 1) % w.every_rows == 0)
+    out = framed.select(*inputs, *values)
     where_one = ("no group_by: every row is in one partition",) if not w.group_by else ()
     fast = _prefix_sums(ctx, rows, out.schema)
     if fast is not None:

@@ -11,10 +11,10 @@ from pyspark.sql import Window as W
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from wid.aggregates.spark import Inputs, SparkAgg, spark_agg
+from wid.aggregates.spark import FirstLast, Inputs, SparkAgg, spark_agg
 from wid.aggregates.spark import value as agg_value
 from wid.errors import ConfigError
-from wid.spark.columns import TS, timestamp_us
+from wid.spark.columns import TS, field, getter, timestamp_us
 from wid.spec.aggregation import Aggregation
 from wid.spec.join import WindowJoin
 from wid.spec.window import Window
@@ -72,14 +72,25 @@ class Ctx:
         return holistic(self.window)
 
 
-def frame_values(aggs: Sequence[SparkAgg], frame: WindowSpec) -> list[Column]:
-    """Each aggregation's value over a window function `frame` (rolling range
-    frames, count windows' row frames), named by its alias."""
-    values = []
-    for a in aggs:
-        fields = {k: e.over(frame) for k, e in a.partial().items()}
-        values.append(agg_value(a, fields.__getitem__).alias(a.agg.as_))
-    return values
+def frame_values(df: DataFrame, aggs: Sequence[SparkAgg], frame: WindowSpec,
+                 in_order: bool = False) -> tuple[DataFrame, list[Column]]:
+    """`df` with each aggregation's fields over a window function `frame`
+    (rolling range frames, count windows' row frames), and the columns of
+    their values named by their aliases, to select from it. The fields are
+    columns first because a value may read a field more than once (avg,
+    var, corr) and Spark evaluates every occurrence of a window function
+    anew, its analyser merging none. With `in_order` (the frame's order is
+    event time, the tie-breaker, then the value of every first and last),
+    first and last are the frame's own (`FirstLast.in_order`)."""
+    values, fields = [], []
+    for i, a in enumerate(aggs):
+        if in_order and isinstance(a, FirstLast):
+            fields.append(a.in_order(frame).alias(field(i, "v", "f")))
+            values.append(F.col(field(i, "v", "f")).alias(a.agg.as_))
+            continue
+        fields += [e.over(frame).alias(field(i, k, "f")) for k, e in a.partial().items()]
+        values.append(agg_value(a, getter(i, "f")).alias(a.agg.as_))
+    return df.select("*", *fields), values
 
 
 def where_label(start_us: Column, end_us: Column, pipeline: str) -> Column:

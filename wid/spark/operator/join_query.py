@@ -41,7 +41,8 @@ from wid.spark.operator.query import (
     rejected_rows_of,
     through_shards,
 )
-from wid.spark.prepare import row_json, source_file
+from wid.spark.prepare import row_json
+from wid.spark.source_files import source_file
 from wid.spark.stage import null_fill
 from wid.spec.aggregation import Aggregation
 from wid.spec.join import SYSTEM_TIME, WindowJoin

@@ -52,9 +52,9 @@ from wid.spark.prepare import (
     originals,
     prepare,
     row_json,
-    source_file,
 )
 from wid.spark.shipping import ship
+from wid.spark.source_files import source_file
 from wid.spark.stage import assemble
 from wid.spec.pipeline import KAFKA_PARTITION, KAFKA_TOPIC
 from wid.spec.window import FINAL_COLUMN, Window
