@@ -10,18 +10,18 @@ pays off only when it shrinks the rows (benchmarks/RESULTS.md, "density";
 
 What decides is how much partial aggregation shrinks the rows a task
 holds, so that is what wid measures, as a query optimiser with no
-statistics samples: the first `SAMPLE_ROWS` rows of the input (a
-``limit``, which reads only what it needs, brought to the driver as
-Arrow), and their rows per key and pane. On input in event-time order (log
-files, topics) that is the data's density; on input in no order a sample
-finds each key and pane once or so, and there the fused plan was the
-faster one at every density measured, 1 to 10. The sample costs one small
-Spark job and serves Spark Connect too; a later query over the same input
-reuses its figure (`choose`).
-
-``spark.wid.paneMerge`` (`wid.spark.arrow_merge.CONF`) overrides the
-choice: ``fused`` or ``arrow`` (two-phase) skip the sample; ``spark`` keeps
-every merge in the JVM.
+statistics samples: the first rows of the input (a ``limit``, which reads
+only what it needs, brought to the driver as Arrow), and their rows per key
+and pane. A sample cuts its first and last panes short, so where the panes
+strictly inside its range hold at least half its rows, the figure counts
+those alone; it takes `FIRST_ROWS` rows, and `SAMPLE_ROWS` when the first
+hold too few whole panes (dense input in event-time order). On input in
+event-time order (log files, topics) that is the data's density; on input
+in no order a sample finds each key and pane once or so, and there the
+fused plan was the faster one at every density measured, 1 to 10. Moving
+the rows costs most of a sample's time, so the smaller one comes first.
+The sample costs one or two small Spark jobs and serves Spark Connect too;
+a later query over the same input reuses its figure (`choose`).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -36,7 +37,8 @@ from wid.aggregates.spark import SparkAgg
 from wid.spark.arrow_merge import CONF, rows_merge
 
 FUSED_UP_TO = 4.0  # rows per key and pane at or below which the fused plan is faster (measured)
-SAMPLE_ROWS = 65_536
+FIRST_ROWS = 8_192  # the first sample
+SAMPLE_ROWS = 65_536  # the sample when the first holds too few whole panes
 
 
 @dataclass(frozen=True)
@@ -48,29 +50,56 @@ class Choice:
     why: str
 
 
+@dataclass(frozen=True)
+class Sample:
+    """Rows per key and pane (`density`) in the input's first `rows` rows."""
+
+    density: float
+    rows: int
+
+
 def _sampled(rows: DataFrame, keys: Sequence[str], pane: Column) -> DataFrame:
     """What the sample reads of each row: a hash of its key (any key type,
-    8 bytes) and its pane."""
+    8 bytes) as ``k`` and its pane as ``p``."""
     key = F.xxhash64(*[F.col(k) for k in keys]) if keys else F.lit(0).cast("long")
     return rows.select(key.alias("k"), pane.alias("p"))
 
 
-def _measured(sampled: DataFrame, sample_rows: int) -> float | None:
+def _measured(sampled: DataFrame, sample_rows: int) -> tuple[Sample | None, bool]:
+    """The first `sample_rows` rows' `Sample` (None: no rows), and whether
+    it stands: whole panes gave it, or it holds the whole input."""
     table = sampled.limit(sample_rows).toArrow()
     if table.num_rows == 0:
-        return None
-    return float(table.num_rows / table.group_by(["k", "p"]).aggregate([]).num_rows)
+        return None, True
+    lo, hi = pc.min_max(table["p"]).values()
+    inner = table.filter(pc.and_(pc.greater(table["p"], lo), pc.less(table["p"], hi)))
+    whole = 2 * inner.num_rows >= table.num_rows
+    counted = inner if whole else table
+    found = Sample(counted.num_rows / counted.group_by(["k", "p"]).aggregate([]).num_rows, table.num_rows)
+    return found, whole or table.num_rows < sample_rows
+
+
+def sample(rows: DataFrame, keys: Sequence[str], pane: Column, sample_rows: int | None = None) -> Sample | None:
+    """Rows per key and pane among the first rows of `rows`, or None for no
+    rows (module docstring): `FIRST_ROWS`, then `SAMPLE_ROWS` unless the
+    first stand; `sample_rows` takes that many alone. `pane` is each row's
+    pane index (long)."""
+    sampled = _sampled(rows, keys, pane)
+    for n in (sample_rows,) if sample_rows else (FIRST_ROWS, SAMPLE_ROWS):
+        found, stands = _measured(sampled, n)
+        if stands:
+            break
+    return found
 
 
 def density(rows: DataFrame, keys: Sequence[str], pane: Column, sample_rows: int | None = None) -> float | None:
-    """Rows per key and pane among the first `sample_rows` rows of `rows`
-    (default `SAMPLE_ROWS`; see the module docstring), or None for no rows.
-    `pane` is each row's pane index (long)."""
-    return _measured(_sampled(rows, keys, pane), sample_rows or SAMPLE_ROWS)
+    """`sample`'s rows per key and pane."""
+    found = sample(rows, keys, pane, sample_rows)
+    return None if found is None else found.density
 
 
 SEEN_MAX = 256  # inputs whose density this process remembers (`choose`)
-_seen: dict[int, float | None] = {}
+_seen: dict[int, Sample | None] = {}
 
 
 def forget() -> None:
@@ -97,21 +126,20 @@ def choose(rows: DataFrame, keys: Sequence[str], pane: Column, aggs: Sequence[Sp
         return Choice(fused, f"{CONF} = {setting}" if setting != "auto" else "a stream's micro-batch")
     if not rows_merge(aggs):
         return Choice(False, "an aggregation has no NumPy merge over rows (an HLL sketch): no sample taken")
-    sampled = _sampled(rows, keys, pane)
-    seen = sampled.semanticHash()
+    seen = _sampled(rows, keys, pane).semanticHash()
     reused = seen in _seen
-    found = _seen[seen] if reused else _measured(sampled, SAMPLE_ROWS)
+    found = _seen[seen] if reused else sample(rows, keys, pane)
     if not reused:
         if len(_seen) >= SEEN_MAX:
             del _seen[next(iter(_seen))]
         _seen[seen] = found
     if found is None:
         return Choice(False, "no rows")
-    fused = found <= FUSED_UP_TO
+    fused = found.density <= FUSED_UP_TO
     where = "by an earlier query over the same input" if reused else "now"
-    return Choice(fused, f"rows per key and pane {found:.3g} (in the first {SAMPLE_ROWS:,} rows, sampled {where}), "
-                         f"{'at or below' if fused else 'above'} {FUSED_UP_TO:g}: {'fused' if fused else 'two-phase'} "
-                         "is faster there (measured)")
+    return Choice(fused, f"rows per key and pane {found.density:.3g} (in the first {found.rows:,} rows, sampled "
+                         f"{where}), {'at or below' if fused else 'above'} {FUSED_UP_TO:g}: "
+                         f"{'fused' if fused else 'two-phase'} is faster there (measured)")
 
 
 def outline_notes(setting: str) -> tuple[str, ...]:
@@ -120,7 +148,8 @@ def outline_notes(setting: str) -> tuple[str, ...]:
     if setting != "auto":
         return ()
     return (f"the fused or the two-phase merge is chosen when it runs, from the rows per key and pane in the "
-            f"input's first {SAMPLE_ROWS:,} rows (fused at or below {FUSED_UP_TO:g})",)
+            f"input's first {FIRST_ROWS:,} or {SAMPLE_ROWS:,} rows (fused at or below {FUSED_UP_TO:g})",)
 
 
-__all__ = ["FUSED_UP_TO", "SAMPLE_ROWS", "SEEN_MAX", "Choice", "choose", "density", "forget", "outline_notes"]
+__all__ = ["FIRST_ROWS", "FUSED_UP_TO", "SAMPLE_ROWS", "SEEN_MAX", "Choice", "Sample", "choose", "density", "forget",
+           "outline_notes", "sample"]
