@@ -8,7 +8,6 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from pyspark.errors import AnalysisException
 from pyspark.sql import functions as F
 
 import wid
@@ -16,7 +15,6 @@ from wid.errors import ConfigError, StateCapError
 from wid.semantics import reasons
 from wid.spark.compile import compile_window
 from wid.spark.errors import translate
-from wid.spark.source_files import refused
 from wid.spec import Aggregation, Window
 
 N = (Aggregation("count", as_="n"),)
@@ -135,43 +133,16 @@ def test_input_joined_from_two_files(spark: Any, tmp_path: Any, capfd: Any) -> N
     assert [r.source_file.endswith(".parquet") for r in single.dead_letter.collect()] == [True]
 
 
-def test_refused_input_file_name_is_what_spark_refuses(spark: Any, tmp_path: Any) -> None:
-    """`refused` says Spark refuses ``input_file_name()`` only where Spark
-    does (asked here): two joined file sources, not one, not a union of
-    them, not a file joined to rows that are not files."""
-    for name in ("a", "b"):
-        spark.createDataFrame([(1, 60_000)], "id int, ms long").write.parquet(str(tmp_path / name))
-    a, b = (spark.read.parquet(str(tmp_path / name)) for name in ("a", "b"))
-    local = spark.createDataFrame([(1, "x")], "id int, k string")
-    plans = {"one file source": a, "a join of two": a.join(b, "id"), "a self-join": a.join(a.select("id"), "id"),
-             "a union of two": a.union(b), "a file joined to local rows": a.join(local, "id"),
-             "a join of a union": a.union(b).join(a.select("id"), "id")}
-    said = {name: refused(df) for name, df in plans.items()}
-    assert said == {"one file source": False, "a join of two": True, "a self-join": True, "a union of two": False,
-                    "a file joined to local rows": False, "a join of a union": False}  # the last one left to Spark
-    for name, df in plans.items():
-        try:
-            df.select(F.input_file_name()).collect()
-            spark_refuses = False
-        except AnalysisException:
-            spark_refuses = True
-        assert spark_refuses or not said[name], name
-        assert spark_refuses == said[name] or name == "a join of a union", name
-
-
 def test_a_spark_error_after_a_dead_letter_build_reaches_the_user_as_itself(spark: Any, tmp_path: Any) -> None:
-    """Building dead letters over file sources joined after a union (which
-    `refused` leaves to Spark to decide) takes wid's quiet path for Spark's
-    refusal of ``input_file_name()``; PySpark's own logger must still be the
-    one it logs errors with, so a later Spark error with a DataFrame context
-    is raised as itself, not as a TypeError."""
+    """Building dead letters over two joined file sources takes wid's quiet
+    path for Spark's refusal of ``input_file_name()``; PySpark's own logger
+    must still be the one it logs errors with, so a later Spark error with a
+    DataFrame context is raised as itself, not as a TypeError."""
     from pyspark.errors import ArithmeticException
 
     spark.createDataFrame([(1, 60_000)], "id int, ms long").write.parquet(str(tmp_path / "l"))
     spark.createDataFrame([(1, "a")], "id int, k string").write.parquet(str(tmp_path / "r"))
-    left = spark.read.parquet(str(tmp_path / "l"))
-    joined = left.union(left).join(spark.read.parquet(str(tmp_path / "r")), "id")
-    assert not refused(joined)
+    joined = spark.read.parquet(str(tmp_path / "l")).join(spark.read.parquet(str(tmp_path / "r")), "id")
     w = Window(kind="tumbling", duration_ms=60_000, event_time_column="ms", event_time_unit="ms", group_by=["k"],
                aggregations=N)
     wid.window_result(joined, w).dead_letter.collect()

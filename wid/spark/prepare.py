@@ -191,8 +191,8 @@ def marked(df: DataFrame, us: Column, checks: list[tuple[Column, str]],
     DataFrame step costs the driver a round of Spark's analysis."""
     reason = first_reason(checks)
     extra = [c.alias(name) for name, c in (more or {}).items()]
-    return with_source_file(df, lambda file: df.select("*", *extra, us.alias(TS), reason.alias(REASON),
-                                                       F.when(reason.isNotNull(), file).alias(REJECTED_FILE)))[0]
+    return with_source_file(lambda file: df.select("*", *extra, us.alias(TS), reason.alias(REASON),
+                                                   F.when(reason.isNotNull(), file).alias(REJECTED_FILE)))[0]
 
 
 def good_rows(prepared: DataFrame) -> DataFrame:
