@@ -138,14 +138,19 @@ def tree_rss(process: Any) -> int:
 def in_turns(engines: Sequence[tuple[str, Callable[[bool], Output | None]]], repeats: int) -> list[Run]:
     """Measure each ``(name, run)`` in this process: ``run(True)`` is the
     warm-up, under `PeakRss`, and returns the output; then `repeats` rounds
-    time ``run(False)`` (everything computed into a sink) of each in turn."""
+    time ``run(False)`` (everything computed into a sink) of each in turn.
+    Each round starts one engine later than the one before: an A/A run (one
+    engine measured twice, side by side) showed the first of a round
+    2-3 % slower than the second, which a fixed order would charge to the
+    first engine every round."""
     runs = []
     for name, run in engines:
         with PeakRss() as rss:
             output = run(True)
         runs.append(Run(name, [], output, rss.peak))
-    for _ in range(repeats):
-        for (_, run), measured in zip(engines, runs, strict=True):
+    turns = list(zip(engines, runs, strict=True))
+    for r in range(repeats):
+        for (_, run), measured in turns[r % len(turns):] + turns[:r % len(turns)]:
             started = time.perf_counter()
             run(False)
             measured.runs_s.append(time.perf_counter() - started)

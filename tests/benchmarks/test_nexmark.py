@@ -44,6 +44,12 @@ def test_spark_native_equals_duckdb(spark: Any, where: Path, query: str) -> None
     assert disagreement(duckdb_output(where, query), got, QUERIES[query].keys) is None
 
 
+@pytest.mark.parametrize("query", list(queries_spark.CHECKED))
+def test_spark_with_wid_s_checks_equals_duckdb(spark: Any, where: Path, query: str) -> None:
+    got = queries_spark.CHECKED[query](spark, where).toPandas()
+    assert disagreement(duckdb_output(where, query), got, QUERIES[query].keys) is None
+
+
 @pytest.mark.parametrize(("query", "variant"), [(q, v) for q, vs in queries_wid.VARIANTS.items() for v in vs])
 def test_wid_variants_equal_duckdb(spark: Any, where: Path, query: str, variant: str) -> None:
     got = queries_wid.VARIANTS[query][variant](spark, where).toPandas()

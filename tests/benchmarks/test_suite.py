@@ -40,7 +40,8 @@ def test_every_scenario_module_loads(capsys: object) -> None:
 
 
 def test_in_process_engines_warm_up_first_then_take_turns() -> None:
-    # a JVM warmed by the first engine's timed runs would favour the engines timed after it
+    # a JVM warmed by the first engine's timed runs would favour the engines timed after it, and the
+    # first of a round runs slower than the next: each round starts one engine later
     calls: list[tuple[str, bool]] = []
     truth = pd.DataFrame({"k": [1], "n": [2]})
 
@@ -50,7 +51,8 @@ def test_in_process_engines_warm_up_first_then_take_turns() -> None:
             return truth if collect else None
         return suite.engine(name, run)
 
-    record = suite.run_scenario(suite.Scenario("t", "test", 1, ("k",), [run_of("wid"), run_of("peer")]), 2)
-    assert calls == [("wid", True), ("peer", True), ("wid", False), ("peer", False), ("wid", False), ("peer", False)]
-    assert [len(e["runs_s"]) for e in record["engines"]] == [2, 2]
+    record = suite.run_scenario(suite.Scenario("t", "test", 1, ("k",), [run_of("wid"), run_of("peer")]), 3)
+    assert calls == [("wid", True), ("peer", True), ("wid", False), ("peer", False), ("peer", False), ("wid", False),
+                     ("wid", False), ("peer", False)]
+    assert [len(e["runs_s"]) for e in record["engines"]] == [3, 3]
     assert record["engines"][1]["agrees"] is True

@@ -100,6 +100,12 @@ class SparkAgg:
         """Partial fields -> the fields `finish` reads (identity by default)."""
         return {k: f(k) for k in self.partial()}
 
+    def value(self, f: Getter) -> Column:
+        """The output value evaluated directly from the partial fields `f`
+        (of rows aggregated at once, not merged): ``finish(direct(f))``."""
+        fields = self.direct(f)
+        return self.finish(lambda name: fields[name])
+
     def shift(self, f: Getter) -> Fields:
         return {}
 
@@ -172,6 +178,9 @@ class Count(SparkAgg):
 
     def finish(self, f: Getter) -> Column:
         return F.coalesce(f("n"), F.lit(0)).cast("long")
+
+    def value(self, f: Getter) -> Column:
+        return f("n")  # Spark's count: a long, never NULL; only a merge over no panes needs `finish`
 
 
 class Simple(SparkAgg):
@@ -453,9 +462,9 @@ class Moments(SparkAgg):
 
 
 def value(agg: SparkAgg, f: Getter) -> Column:
-    """The output value of `agg` evaluated directly from its partial fields."""
-    fields = agg.direct(f)
-    return agg.finish(lambda name: fields[name])
+    """The output value of `agg` evaluated directly from its partial fields
+    (`SparkAgg.value`)."""
+    return agg.value(f)
 
 
 def spark_agg(agg: Aggregation, inputs: Inputs) -> SparkAgg:

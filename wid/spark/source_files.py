@@ -29,10 +29,9 @@ def source_file(df: DataFrame) -> Column:
 def with_source_file(build: Callable[[Column], DataFrame]) -> tuple[DataFrame, Column]:
     """`build` given the file each row was read from, and that column:
     ``input_file_name()`` where Spark accepts it over `build`'s plan, else
-    NULL. A classic session analyses `build`'s
-    DataFrame as it is made; on Spark Connect, where analysis is otherwise
-    lazy, it is analysed here, so that the fallback serves there too."""
-    none = F.lit(None).cast("string")
+    NULL. A classic session analyses `build`'s DataFrame as it is made; on
+    Spark Connect, where analysis is otherwise lazy, it is analysed here,
+    so that the fallback serves there too."""
     file = F.nullif(F.input_file_name(), F.lit(""))
     # PySpark logs every AnalysisException of a DataFrame call at ERROR before raising it: this one is
     # expected and handled, so its logger is quiet for the attempt. The logger is PySpark's own class: a
@@ -46,6 +45,7 @@ def with_source_file(build: Callable[[Column], DataFrame]) -> tuple[DataFrame, C
             _ = built.schema
         return built, file
     except AnalysisException:
+        none = F.lit(None).cast("string")
         return build(none), none
     finally:
         quiet.disabled = was
