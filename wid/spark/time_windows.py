@@ -22,19 +22,9 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from wid.aggregates.spark import value as agg_value
 from wid.semantics.windowing import Hopping
 from wid.spark import pane_plan, panes
-from wid.spark.columns import (
-    PANE,
-    TS,
-    WINDOW_ID,
-    exact,
-    floor_div,
-    lit_long,
-    long_range,
-    timestamp_us,
-)
+from wid.spark.columns import PANE, TS, WINDOW_ID, exact, floor_div, lit_long, long_range
 from wid.spark.stage import Ctx, Outline, Planned, assemble, holistic, where_label
 from wid.spec.window import Window
 
@@ -66,20 +56,18 @@ def _extent(geo: Hopping) -> tuple[Column, Column]:
 
 def tumbling(ctx: Ctx) -> Planned:
     """Bucket then ``groupBy``: the whole plan is one hash aggregation,
-    grouped by the window's bounds (as Spark's ``window()`` groups by its
-    struct) with each aggregation's value evaluated in the aggregation
-    itself, so the output is that one DataFrame step: each step costs the
-    driver a round of Spark's analysis. A value reading a partial twice
-    (avg's count) computes it once: Spark's aggregation merges equal
-    aggregate functions."""
+    grouped by the window id (one long), then the bounds computed from it.
+    Grouping by the bounds instead (two timestamps, as Spark's ``window()``
+    groups by its struct) saves the driver that projection's analysis but
+    costs more at run time with many groups (benchmarks/RESULTS.md,
+    "overhead")."""
     w = ctx.window
     geo = _hopping(w)
-    window_id = geo.last_window_starting_by(exact(TS))
-    start_us, end_us = geo.start(window_id).col, geo.end(window_id).col
-    aggs = ctx.aggs(lambda: where_label(start_us, end_us, ctx.pipeline))
-    bounds = (timestamp_us(start_us).alias(w.window_start_column), timestamp_us(end_us).alias(w.window_end_column))
-    values = [agg_value(a, a.partial().__getitem__).alias(a.agg.as_) for a in aggs]
-    return Planned(ctx.rows.groupBy(*bounds, *w.key_columns).agg(*values), TUMBLING.forms[0], TUMBLING.why)
+    start, end = _extent(geo)
+    aggs = ctx.aggs(lambda: where_label(start, end, ctx.pipeline))
+    bucket = geo.last_window_starting_by(exact(TS)).col
+    grouped = panes.partials(ctx.rows, w.group_by, bucket, aggs, name=WINDOW_ID)
+    return Planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p")), TUMBLING.forms[0], TUMBLING.why)
 
 
 TUMBLING = Outline(("bucket + groupBy",), "a row is in exactly one tumbling window")
