@@ -160,3 +160,17 @@ def test_a_plan_printed_in_another_error_is_no_cap_violation() -> None:
     assert translate(Exception(plan)) is None
     hit = translate(Exception("Query terminated: " + template % ("2024-01-01T00:00:00Z", "2024-01-01T00:01:00Z")))
     assert isinstance(hit, StateCapError) and str(hit).endswith("for pipeline p")
+
+
+def test_the_output_s_plan_names_no_input_files(spark: Any, tmp_path: Any, capsys: Any) -> None:
+    """`window_result`'s output reads no file names (Spark refuses them over
+    a join, which costs the driver the refusal); its dead letters, planned
+    when asked for, name them."""
+    spark.createDataFrame([(1, 60_000), (2, None)], "id int, ms long").write.parquet(str(tmp_path / "l"))
+    w = Window(kind="tumbling", duration_ms=60_000, event_time_column="ms", event_time_unit="ms", aggregations=N)
+    result = wid.window_result(spark.read.parquet(str(tmp_path / "l")), w)
+    capsys.readouterr()
+    result.output.explain(extended=True)
+    assert "input_file_name" not in capsys.readouterr().out
+    result.dead_letter.explain(extended=True)
+    assert "input_file_name" in capsys.readouterr().out

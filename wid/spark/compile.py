@@ -166,26 +166,33 @@ def _punctuations(sources: Mapping[str, DataFrame], window: Window) -> DataFrame
 
 
 def compile_window(df: DataFrame | Mapping[str, DataFrame], window: Window, *, pipeline: str = "wid",
-                   source: str = "source", state_cache: bool = False) -> Compiled:
+                   source: str = "source", state_cache: bool = False, files: bool = True) -> Compiled:
     """`window` over `df` (see `window_result`), on the path the module
     docstring names, with what a pipeline needs to run it. On a stream,
     `state_cache`: whoever runs it removes the operator's host-local state
-    cache when the query ends (`wid.spark.operator.query.through_shards`)."""
+    cache when the query ends (`wid.spark.operator.query.through_shards`).
+    On a batch, `files`: the prepared rows (and so the output's plan) name
+    the file each rejected row came from, for a pipeline that caches them
+    and writes the dead letters from that cache; without, the dead letters
+    are prepared anew, with the files, when asked for (`prepare.marked`)."""
     sources = dict(df) if isinstance(df, Mapping) else {source: df}
     if any(frame.isStreaming for frame in sources.values()):
         return _window_on_operator(sources, window, pipeline, state_cache)
     punctuations = _punctuations(sources, window)
-    prepared_by = {}
-    for name, frame in sources.items():
-        if window.punctuation is not None:
-            frame = frame.where(~F.coalesce(F.expr(window.punctuation.predicate), F.lit(False)))
-        prepared_by[name] = prepare(frame, window)
+    if window.punctuation is not None:
+        marks = F.coalesce(F.expr(window.punctuation.predicate), F.lit(False))
+        sources = {name: frame.where(~marks) for name, frame in sources.items()}
+    prepared_by = {name: prepare(frame, window, files=files) for name, frame in sources.items()}
     prepared = _union(list(prepared_by.values()))
     planned = compile_batch(good_rows(prepared), numeric_window(prepared, window), pipeline)
     output = as_wall_clock(planned.output, window.output_prefix[:2]) if wall_clock(prepared, window) else planned.output
     explained = Explained(BATCH, planned.form, planned.why, planned.notes + setting_notes(prepared))
-    result = StageResult(output, lambda: _union([dead_letters(p, name) for name, p in prepared_by.items()]), explained)
-    return Compiled(result, prepared, natural_key(window, output.columns), punctuations)
+
+    def rejected() -> DataFrame:
+        named = prepared_by if files else {name: prepare(frame, window) for name, frame in sources.items()}
+        return _union([dead_letters(p, name) for name, p in named.items()])
+    return Compiled(StageResult(output, rejected, explained), prepared, natural_key(window, output.columns),
+                    punctuations)
 
 
 def _window_on_operator(sources: dict[str, DataFrame], window: Window, pipeline: str,
@@ -239,7 +246,9 @@ def window_result(df: DataFrame | Mapping[str, DataFrame], window: Window, *, pi
     when `event_time_unit` says so. Rows with a null or unparseable event
     time, a null key, a bad session gap, a time before the landmark or a
     value an aggregation cannot read as a number are not aggregated: they
-    are in `dead_letter` with a reason.
+    are in `dead_letter` with a reason, and the file each was read from
+    (a batch's dead letters are planned when asked for, so that the
+    output's plan needs no file names).
 
     Raises ConfigError (missing column, bad event-time type, alias colliding
     with an input column of a rolling window; on a stream, a missing
@@ -247,7 +256,7 @@ def window_result(df: DataFrame | Mapping[str, DataFrame], window: Window, *, pi
     violations (`max_groups_per_window`, `max_distinct_values_per_group`)
     fail when the output is computed; see `wid.spark.errors.translate`.
     """
-    return compile_window(df, window, pipeline=pipeline, source=source).result
+    return compile_window(df, window, pipeline=pipeline, source=source, files=False).result
 
 
 def aggregate(df: DataFrame | Mapping[str, DataFrame], window: Window, *, pipeline: str = "wid") -> DataFrame:

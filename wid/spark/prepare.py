@@ -153,8 +153,9 @@ def numeric_window(df: DataFrame, window: Window) -> Window:
     return replace(window, aggregations=aggs)
 
 
-def prepare(df: DataFrame, window: Window) -> DataFrame:
-    """`df` plus `TS`, `REASON` and the `numeric_casts`. Reasons, first match
+def prepare(df: DataFrame, window: Window, *, files: bool = True) -> DataFrame:
+    """`df` plus `TS`, `REASON`, the `numeric_casts` and, with `files`,
+    `REJECTED_FILE` (see `marked`). Reasons, first match
     wins: a malformed record (`malformed`), null event time, unparseable
     event time, null key column (partition then group), null or
     non-positive session gap, event time before the landmark, a value an
@@ -180,24 +181,29 @@ def prepare(df: DataFrame, window: Window) -> DataFrame:
     for name, cast in casts.items():
         raw = name[len(NUMERIC):]
         checks.append((F.col(raw).isNotNull() & cast.isNull(), reasons.not_a_number(raw)))
-    return marked(df, us, checks, casts)
+    return marked(df, us, checks, casts, files=files)
 
 
 def marked(df: DataFrame, us: Column, checks: list[tuple[Column, str]],
-           more: Mapping[str, Column] | None = None) -> DataFrame:
+           more: Mapping[str, Column] | None = None, *, files: bool = True) -> DataFrame:
     """`df` plus the columns `more`, `TS` (`us`), `REASON` (the first of
-    `checks` that holds) and `REJECTED_FILE`, read with the row: a cached
-    prepared DataFrame no longer knows its files. One projection: each
-    DataFrame step costs the driver a round of Spark's analysis."""
+    `checks` that holds) and, with `files`, `REJECTED_FILE`, read with the
+    row: a cached prepared DataFrame no longer knows its files. Without
+    `files` the plan does not name the files at all, which spares the
+    driver Spark's refusal of ``input_file_name()`` over a join
+    (`wid.spark.source_files`). One projection: each DataFrame step costs
+    the driver a round of Spark's analysis."""
     reason = first_reason(checks)
     extra = [c.alias(name) for name, c in (more or {}).items()]
+    if not files:
+        return df.select("*", *extra, us.alias(TS), reason.alias(REASON))
     return with_source_file(lambda file: df.select("*", *extra, us.alias(TS), reason.alias(REASON),
                                                    F.when(reason.isNotNull(), file).alias(REJECTED_FILE)))[0]
 
 
 def good_rows(prepared: DataFrame) -> DataFrame:
     """The rows of a prepared DataFrame that go on to the window stage.
-    `REASON` and `REJECTED_FILE` (NULL here) stay: every plan selects the
+    `REASON` and any `REJECTED_FILE` (NULL here) stay: every plan selects the
     columns it reads and Spark prunes the rest, and a ``drop`` would be one
     more DataFrame step, each costing the driver a round of analysis."""
     return prepared.where(F.col(REASON).isNull())
