@@ -135,10 +135,14 @@ def tree_rss(process: Any) -> int:
     return total
 
 
-def in_turns(engines: Sequence[tuple[str, Callable[[bool], Output | None]]], repeats: int) -> list[Run]:
+def in_turns(engines: Sequence[tuple[str, Callable[[bool], Output | None]]], repeats: int,
+             least_s: float = 0.0) -> list[Run]:
     """Measure each ``(name, run)`` in this process: ``run(True)`` is the
     warm-up, under `PeakRss`, and returns the output; then `repeats` rounds
-    time ``run(False)`` (everything computed into a sink) of each in turn.
+    time ``run(False)`` (everything computed into a sink) of each in turn,
+    and further rounds, up to `ROUNDS_UP_TO` times `repeats`, until every
+    engine's timed runs add up to `least_s` seconds: a sub-second query's
+    median over a few rounds moves by up to 20 % between runs.
     Each round starts one engine later than the one before: an A/A run (one
     engine measured twice, side by side) showed the first of a round
     2-3 % slower than the second, which a fixed order would charge to the
@@ -149,12 +153,17 @@ def in_turns(engines: Sequence[tuple[str, Callable[[bool], Output | None]]], rep
             output = run(True)
         runs.append(Run(name, [], output, rss.peak))
     turns = list(zip(engines, runs, strict=True))
-    for r in range(repeats):
+    r = 0
+    while r < repeats or (r < ROUNDS_UP_TO * repeats and min(sum(m.runs_s) for m in runs) < least_s):
         for (_, run), measured in turns[r % len(turns):] + turns[:r % len(turns)]:
             started = time.perf_counter()
             run(False)
             measured.runs_s.append(time.perf_counter() - started)
+        r += 1
     return runs
+
+
+ROUNDS_UP_TO = 3  # `in_turns` runs at most this many times the rounds asked for
 
 
 def in_process(name: str, run: Callable[[bool], Output | None], repeats: int) -> Run:
@@ -221,13 +230,14 @@ def checksum(df: Output, keys: Sequence[str]) -> str:
     return hashlib.sha256(pd.util.hash_pandas_object(c, index=False).to_numpy().tobytes()).hexdigest()[:12]
 
 
-def run_scenario(s: Scenario, repeats: int) -> dict[str, Any]:
-    """Measure every engine of `s`, check agreement with the first, print
-    the table; returns the record (no outputs, only their checksums)."""
+def run_scenario(s: Scenario, repeats: int, least_s: float = 0.0) -> dict[str, Any]:
+    """Measure every engine of `s` (in this process: in turns, see
+    `in_turns` for `least_s`), check agreement with the first, print the
+    table; returns the record (no outputs, only their checksums)."""
     runs: list[Run] = []
     together = [(e.name, e.run) for e in s.engines if e.run is not None]
     if len(together) == len(s.engines):
-        runs = in_turns(together, repeats)
+        runs = in_turns(together, repeats, least_s)
         for e, r in zip(s.engines, runs, strict=True):
             r.extra = e.extra() if e.extra else {}
     for e in s.engines[len(runs):]:

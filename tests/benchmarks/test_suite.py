@@ -56,3 +56,10 @@ def test_in_process_engines_warm_up_first_then_take_turns() -> None:
                      ("wid", False), ("peer", False)]
     assert [len(e["runs_s"]) for e in record["engines"]] == [3, 3]
     assert record["engines"][1]["agrees"] is True
+
+
+def test_short_runs_get_more_rounds_up_to_a_bound() -> None:
+    # runs of microseconds never add up to a second: the rounds stop at the bound
+    runs = suite.in_turns([("a", lambda collect: None), ("b", lambda collect: None)], 2, least_s=1.0)
+    assert [len(r.runs_s) for r in runs] == [2 * suite.ROUNDS_UP_TO] * 2
+    assert [len(r.runs_s) for r in suite.in_turns([("a", lambda collect: None)], 2)] == [2]
