@@ -40,8 +40,8 @@ class Panes:
     over panes of ``gcd(duration, hop)`` (`Hopping.panes`); count windows over
     rank panes, with a negative offset for their partial first windows.
 
-    Every method takes an int, a NumPy integer array or a long Spark
-    Column wrapped in `wid.spark.columns.Exact`: floor division is
+    Every method takes an int, a NumPy integer array or a long Spark SQL
+    expression wrapped in `wid.spark.columns.Exact`: floor division is
     elementwise, so the Spark plans, the vectorised merges and the WID
     operator's shards all use this one arithmetic."""
 
@@ -76,7 +76,7 @@ class Hopping:
     pane ``w*h/p`` (`panes`). Tumbling windows are the case ``h = d``.
     Methods taking a window, a time or a pane (`start`, `end`, `pane`, ...)
     work on ints, NumPy integer arrays and `wid.spark.columns.Exact`
-    Columns alike.
+    SQL expressions alike.
     """
 
     duration_us: int

@@ -2,6 +2,12 @@
 
 Internal columns start with ``_wid_``; input columns with that prefix are
 refused up front, so they never collide.
+
+The window arithmetic and the input checks are built as SQL text and parsed
+once per expression (`sql`, `Exact`): PySpark builds a Column function by
+function, each a round trip from the driver to the JVM and another to free
+it, and a windowed aggregate's plan has dozens of them
+(benchmarks/RESULTS.md, "overhead").
 """
 
 from __future__ import annotations
@@ -38,65 +44,86 @@ def lit_long(value: int) -> Column:
     return F.lit(value).cast("long")
 
 
-def floor_div(col: Column, divisor: int) -> Column:
-    """``floor(col / divisor)`` for a positive integer divisor, exact on longs
-    (Spark's ``div`` truncates toward zero; ``pmod`` is never negative)."""
-    if divisor <= 0:
-        raise ValueError(f"divisor must be positive, got {divisor}")
-    if divisor == 1:
-        return col.cast("long")
-    d = lit_long(divisor)
-    return F.call_function("div", col - F.pmod(col, d), d)
+def ident(name: str) -> str:
+    """Column `name` as a quoted SQL identifier (any backtick doubled)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def sql_string(text: str) -> str:
+    """`text` as a Spark SQL string literal (Spark reads backslash escapes
+    in literals, so backslashes and quotes are escaped)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def sql(text: str) -> Column:
+    """A Column parsed from SQL expression `text` (``expr AS name`` names
+    it): one call into the JVM, where a Column built function by function
+    costs the driver two or more round trips per function (one to build
+    each intermediate Column, one to free it). The plans build their
+    arithmetic and input checks as text for that reason."""
+    return F.expr(text)
 
 
 @dataclass(frozen=True)
 class Exact:
-    """A long Column with Python's integer operators, ``//`` flooring as
-    for ints (`floor_div`), so that the window arithmetic written once in
+    """A long SQL expression (`sql` text) with Python's integer operators,
+    ``//`` flooring as for ints (``div(x - pmod(x, d), d)``, exact on
+    longs), so that the window arithmetic written once in
     `wid.semantics.windowing` builds Spark expressions too:
-    ``Hopping(d, h).last_window_starting_by(Exact(ts)).col``.
+    ``Hopping(d, h).last_window_starting_by(exact(TS)).col``.
 
-    An int operand goes to Spark as it is (Spark widens it to the long
-    column's type) and adding 0 or multiplying by 1 builds nothing: each
-    Column a plan builds costs the driver round trips to the JVM."""
+    The text becomes a Column once, in `col` (see `sql`). An int operand
+    goes in as a BIGINT literal, so the arithmetic is on longs whatever the
+    column's integer type (a rank is an INT), and adding 0 or multiplying by
+    1 builds nothing."""
 
-    col: Column
+    text: str
+
+    @property
+    def col(self) -> Column:
+        """The expression as a Column."""
+        return sql(self.text)
 
     def __add__(self, other: Exact | int) -> Exact:
-        return self if _is(other, 0) else Exact(self.col + _operand(other))
+        return self if _is(other, 0) else Exact(f"({self.text} + {_operand(other)})")
 
     __radd__ = __add__
 
     def __sub__(self, other: Exact | int) -> Exact:
-        return self if _is(other, 0) else Exact(self.col - _operand(other))
+        return self if _is(other, 0) else Exact(f"({self.text} - {_operand(other)})")
 
     def __rsub__(self, other: int) -> Exact:
-        return Exact(lit_long(other) - self.col)
+        return Exact(f"({other}L - {self.text})")
 
     def __mul__(self, other: Exact | int) -> Exact:
-        return self if _is(other, 1) else Exact(self.col * _operand(other))
+        return self if _is(other, 1) else Exact(f"({self.text} * {_operand(other)})")
 
     __rmul__ = __mul__
 
     def __neg__(self) -> Exact:
-        return Exact(-self.col)
+        return Exact(f"(- {self.text})")
 
     def __floordiv__(self, divisor: int) -> Exact:
-        return Exact(floor_div(self.col, divisor))
+        if divisor <= 0:
+            raise ValueError(f"divisor must be positive, got {divisor}")
+        if divisor == 1:
+            return self
+        return Exact(f"div({self.text} - pmod({self.text}, {divisor}L), {divisor}L)")
 
 
 def _is(value: Exact | int, n: int) -> bool:
     return isinstance(value, int) and value == n
 
 
-def _operand(value: Exact | int) -> Column | int:
-    return value.col if isinstance(value, Exact) else value
+def _operand(value: Exact | int) -> str:
+    if isinstance(value, Exact):
+        return value.text
+    return f"({value}L)" if value < 0 else f"{value}L"
 
 
-def exact(col: Column | str) -> Exact:
-    """`col` (a long Column or a column name) for `wid.semantics.windowing`'s
-    arithmetic."""
-    return Exact(F.col(col) if isinstance(col, str) else col)
+def exact(name: str) -> Exact:
+    """Long column `name` for `wid.semantics.windowing`'s arithmetic."""
+    return Exact(ident(name))
 
 
 def timestamp_us(col: Column) -> Column:
@@ -115,30 +142,30 @@ HOUR_US = 3_600_000_000
 MINUTE_US = 60_000_000
 
 
-def wall_clock_us(ntz: Column) -> Column:
-    """A ``TIMESTAMP_NTZ`` as its wall clock read as UTC, in epoch
-    microseconds, from its calendar fields: no session time zone takes part
-    (casting to TIMESTAMP, or ``timestamp_diff``, would read the wall clock
-    in the session's zone and move times in a daylight-saving gap)."""
-    seconds = F.extract(F.lit("SECOND"), ntz)  # decimal: seconds with their fraction
-    return (F.unix_date(ntz.cast("date")).cast("long") * lit_long(DAY_US) + F.hour(ntz).cast("long") * HOUR_US
-            + F.minute(ntz).cast("long") * MINUTE_US + (seconds * 1_000_000).cast("long"))
+def wall_clock_us(ntz: str) -> str:
+    """SQL text: the ``TIMESTAMP_NTZ`` expression `ntz` as its wall clock
+    read as UTC, in epoch microseconds, from its calendar fields: no session
+    time zone takes part (casting to TIMESTAMP, or ``timestamp_diff``, would
+    read the wall clock in the session's zone and move times in a
+    daylight-saving gap). The seconds are a decimal with their fraction."""
+    return (f"(CAST(unix_date(CAST({ntz} AS DATE)) AS BIGINT) * {DAY_US} + CAST(hour({ntz}) AS BIGINT) * {HOUR_US}"
+            f" + CAST(minute({ntz}) AS BIGINT) * {MINUTE_US} + CAST(extract(SECOND FROM {ntz}) * 1000000 AS BIGINT))")
 
 
-def timestamp_ntz_us(us: Column) -> Column:
-    """Epoch microseconds as the ``TIMESTAMP_NTZ`` whose wall clock (read as
-    UTC) they are: the inverse of `wall_clock_us`."""
-    days = floor_div(us, DAY_US)
-    rest = us - days * lit_long(DAY_US)
-    date = F.date_from_unix_date(days.cast("int"))
-    seconds = (F.pmod(rest, lit_long(MINUTE_US)).cast("decimal(20,0)") / 1_000_000).cast("decimal(16,6)")
-    return F.make_timestamp_ntz(F.year(date), F.month(date), F.dayofmonth(date),
-                                floor_div(rest, HOUR_US).cast("int"),
-                                floor_div(F.pmod(rest, lit_long(HOUR_US)), MINUTE_US).cast("int"), seconds)
+def timestamp_ntz_us(us: Exact) -> str:
+    """SQL text: epoch microseconds `us` as the ``TIMESTAMP_NTZ`` whose wall
+    clock (read as UTC) they are: the inverse of `wall_clock_us`."""
+    days = us // DAY_US
+    rest = us - days * DAY_US
+    date = f"date_from_unix_date(CAST({days.text} AS INT))"
+    seconds = f"CAST(CAST(pmod({rest.text}, {MINUTE_US}L) AS DECIMAL(20,0)) / 1000000 AS DECIMAL(16,6))"
+    hour = f"CAST({(rest // HOUR_US).text} AS INT)"
+    minute = f"CAST({(Exact(f'pmod({rest.text}, {HOUR_US}L)') // MINUTE_US).text} AS INT)"
+    return f"make_timestamp_ntz(year({date}), month({date}), dayofmonth({date}), {hour}, {minute}, {seconds})"
 
 
 def as_wall_clock(df: DataFrame, names: tuple[str, ...]) -> DataFrame:
     """`df` with the TIMESTAMP columns `names` (instants whose UTC reading
     is a wall clock) as ``TIMESTAMP_NTZ`` wall-clock times."""
-    wall = {n: timestamp_ntz_us(F.unix_micros(F.col(n))) for n in names if n in df.columns}
+    wall = {n: sql(timestamp_ntz_us(Exact(f"unix_micros({ident(n)})"))) for n in names if n in df.columns}
     return df.withColumns(wall) if wall else df  # Spark Connect refuses an empty map

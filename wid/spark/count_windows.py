@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from wid.aggregates.spark import SparkAgg
 from wid.semantics.windowing import Panes
 from wid.spark import panes
-from wid.spark.columns import PANE, RANK, TS, WINDOW_ID, floor_div, lit_long, long_range
+from wid.spark.columns import PANE, RANK, TS, WINDOW_ID, exact, long_range
 from wid.spark.ranks import rank_order, with_rank
 from wid.spark.stage import Ctx, Outline, Planned, assemble, frame_values, holistic
 from wid.spec.aggregation import Aggregation
@@ -56,18 +56,18 @@ def count_windows(ctx: Ctx) -> Planned:
         return Planned(_row_frames(ranked, w, order, ctx.aggs(label)), ROW_FRAME, outline.why, outline.notes)
     rows = with_rank(ctx.rows, w, part).withColumn(NP, F.count(F.lit(1)).over(W.partitionBy(*part)))
     aggs = ctx.aggs(label, HIDDEN)
-    r = F.col(RANK)
+    r = exact(RANK)
     outline = outline_count(w, "auto")
     if ctx.holistic or hop == size:
-        ids = long_range(floor_div(r, hop), floor_div(r + lit_long(size), hop) - 1)
+        ids = long_range((r // hop).col, ((r + size) // hop - 1).col)
         copied = rows.select("*", F.explode(ids).alias(PANE))
-        grouped = panes.partials(copied, keys, F.col(PANE), aggs, name=WINDOW_ID)
+        grouped = panes.partials(copied, keys, exact(PANE), aggs, name=WINDOW_ID)
         out = grouped.select(*keys, WINDOW_ID, *panes.finished(aggs, "p"))
         form = outline.forms[0]
     else:
         g = gcd(size, hop)
         geo = Panes(size // g, hop // g, hop // g - size // g)
-        merged, how = panes.sliding_rows(rows, keys, floor_div(r, g), geo, aggs)
+        merged, how = panes.sliding_rows(rows, keys, (r // g).col, geo, aggs)
         out = merged.select(*keys, WINDOW_ID, *panes.finished(aggs))
         form = f"ranks + panes of {g} rows + {how}"
     why = outline.why

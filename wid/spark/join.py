@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -33,9 +33,9 @@ from wid.errors import ConfigError
 from wid.kernels import join_merge, pane_merge
 from wid.semantics import reasons
 from wid.spark.arrow_merge import output_type, partial_fields
-from wid.spark.columns import CORRUPT, PREFIX, TS, field, getter
+from wid.spark.columns import CORRUPT, PREFIX, TS, field, getter, ident
 from wid.spark.panes import by_key
-from wid.spark.prepare import event_time_us, good_rows, malformed, marked
+from wid.spark.prepare import NOW_US, Check, event_time_us, good_rows, malformed, marked
 from wid.spark.shipping import ship
 from wid.spark.stage import null_fill
 from wid.spec.aggregation import Aggregation
@@ -66,17 +66,16 @@ def prepare_side(df: DataFrame, join: WindowJoin, side: str) -> DataFrame:
     column (in declared order). Raises ConfigError for missing columns."""
     keys, time = (join.left_keys, join.left_time) if side == "left" else (join.right_keys, join.right_time)
     _check_columns(df, join, side)
-    checks: list[tuple[Column, str]] = []
+    checks: list[Check] = []
     bad_record = malformed(df)
     if bad_record is not None:
         checks.append((bad_record, reasons.MALFORMED))
     if time is None:
-        us = F.unix_micros(F.current_timestamp())
+        us = NOW_US
     else:
         us, unparseable = event_time_us(df, time, join.time_unit, field="time_unit")
-        checks += [(F.col(time).isNull(), reasons.NULL_EVENT_TIME),
-                   (unparseable, reasons.UNPARSEABLE_EVENT_TIME)]
-    checks += [(F.col(k).isNull(), reasons.null_key(k)) for k in keys]
+        checks += [(f"{ident(time)} IS NULL", reasons.NULL_EVENT_TIME), (unparseable, reasons.UNPARSEABLE_EVENT_TIME)]
+    checks += [(f"{ident(k)} IS NULL", reasons.null_key(k)) for k in keys]
     return marked(df, us, checks)
 
 

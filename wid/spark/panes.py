@@ -57,7 +57,7 @@ from wid.aggregates.spark import SparkAgg, value
 from wid.kernels import pane_merge
 from wid.semantics.windowing import Panes
 from wid.spark import arrow_merge
-from wid.spark.columns import PANE, WINDOW_ID, exact, field, floor_div, getter, lit_long, long_range
+from wid.spark.columns import PANE, WINDOW_ID, Exact, exact, field, getter, ident, long_range, sql
 from wid.spark.pane_plan import Choice
 from wid.spark.spark_session import local_cores
 
@@ -67,12 +67,13 @@ NEXT = "_wid_next"
 ROLE = "_wid_suffix"
 
 
-def partials(df: DataFrame, keys: Sequence[str], bucket: Column, aggs: Sequence[SparkAgg],
+def partials(df: DataFrame, keys: Sequence[str], bucket: Column | Exact, aggs: Sequence[SparkAgg],
              name: str = PANE) -> DataFrame:
     """``groupBy(keys, bucket)`` computing every aggregation's partial fields;
     the bucket column is named `name`."""
     exprs = [e.alias(field(i, k)) for i, a in enumerate(aggs) for k, e in a.partial().items()]
-    return df.groupBy(*keys, bucket.alias(name)).agg(*exprs)
+    named = sql(f"{bucket.text} AS {ident(name)}") if isinstance(bucket, Exact) else bucket.alias(name)
+    return df.groupBy(*keys, named).agg(*exprs)
 
 
 def _running(panes: DataFrame, keys: Sequence[str], block: Column, aggs: Sequence[SparkAgg],
@@ -192,18 +193,17 @@ def sliding(panes: DataFrame, keys: Sequence[str], geo: Panes, aggs: Sequence[Sp
     fast = arrow_merge.vectorised(panes, keys, spec, aggs)
     if fast is not None:
         return fast, VECTOR
-    block = floor_div(F.col(PANE), length)
-    df, names = _running(panes, keys, block, aggs, descending=True)
     q = exact(PANE)
-    bstart = F.col(BLK) * lit_long(length)
-    prev = exact(F.coalesce(F.col(PREV), bstart - 1))
-    nxt = exact(F.least(F.coalesce(F.col(NEXT), bstart + length), bstart + length - 1))
+    df, names = _running(panes, keys, (q // length).col, aggs, descending=True)
+    bstart = exact(BLK) * length
+    prev = Exact(f"coalesce({ident(PREV)}, {(bstart - 1).text})")
+    nxt = Exact(f"least(coalesce({ident(NEXT)}, {(bstart + length).text}), {(bstart + length - 1).text})")
     # suffix role: the windows starting in (prev, q]
     suf = long_range((geo.last_window(prev) + 1).col, geo.last_window(q).col)
     # prefix role: the windows ending in [q, min(next, block end) - 1]
     pre = long_range(geo.first_window(q).col, (geo.first_window(nxt) - 1).col)
     df = df.select("*", F.explode(F.concat(suf, pre)).alias(WINDOW_ID))
-    role = geo.first_pane(exact(WINDOW_ID)).col >= bstart
+    role = sql(f"{geo.first_pane(exact(WINDOW_ID)).text} >= {bstart.text}")
     df = df.select(*keys, F.col(WINDOW_ID), role.alias(ROLE), *_settled(aggs, names, role))
     combined = [e.alias(field(i, k, "m")) for i, a in enumerate(aggs)
                 for k, e in a.combine(getter(i, "c"), F.col(ROLE)).items()]
@@ -220,13 +220,12 @@ def cumulative(panes: DataFrame, keys: Sequence[str], period: int | None, last: 
     fast = arrow_merge.vectorised(panes, keys, spec, aggs)
     if fast is not None:
         return fast, VECTOR
-    last_col = F.col(last)
-    block = F.lit(0).cast("long") if period is None else floor_div(F.col(PANE), period)
-    df, names = _running(panes, keys, block, aggs, descending=False)
-    stop = F.coalesce(F.col(NEXT), last_col + 1)
-    if period is not None:
-        stop = F.least(stop, (F.col(BLK) + 1) * lit_long(period))
-    df = df.select("*", F.explode(long_range(F.col(PANE), F.least(stop, last_col + 1) - 1)).alias(WINDOW_ID))
+    block = Exact("0L") if period is None else exact(PANE) // period
+    df, names = _running(panes, keys, block.col, aggs, descending=False)
+    past = (exact(last) + 1).text
+    stop = f"coalesce({ident(NEXT)}, {past})" if period is None else \
+        f"least(coalesce({ident(NEXT)}, {past}), {((exact(BLK) + 1) * period).text})"
+    df = df.select("*", F.explode(long_range(F.col(PANE), sql(f"least({stop}, {past}) - 1"))).alias(WINDOW_ID))
     return df.select(*keys, WINDOW_ID, *_settled(aggs, names, None, stage="m")), RUNNING
 
 

@@ -29,7 +29,7 @@ from pyspark.sql import types as T
 
 from wid.errors import ConfigError
 from wid.semantics import reasons
-from wid.spark.columns import CORRUPT, PREFIX, REASON, TS, lit_long, wall_clock_us
+from wid.spark.columns import CORRUPT, PREFIX, REASON, TS, ident, sql_string, wall_clock_us
 from wid.spark.source_files import with_source_file
 from wid.spec.pipeline import KAFKA_VALUE
 from wid.spec.window import Window
@@ -39,6 +39,7 @@ NUMERIC = "_wid_num_"  # + column: a string column an aggregation reads as a num
 REJECTED_FILE = "_wid_rejected_file"  # the file a rejected row was read from (NULL for good rows)
 REPLACEMENT = "\ufffd"  # what a decoder puts for bytes that are not UTF-8
 DEAD_LETTER_COLUMNS = ("reason", "source", "source_file", "row_json")
+Check = tuple[str, str]  # (SQL condition, the reason of a row it holds for)
 
 
 def check_columns(df: DataFrame, window: Window) -> None:
@@ -60,29 +61,32 @@ def check_columns(df: DataFrame, window: Window) -> None:
                               "fix the name, or derive the column in a [transform] sql pre-stage")
 
 
-def event_time(df: DataFrame, window: Window) -> tuple[Column, Column]:
-    """(`window`'s event time of `df`'s rows in epoch microseconds, True
-    where a non-null value did not parse); the time now under processing
-    time. Raises ConfigError as `event_time_us`."""
+NOW_US = "unix_micros(current_timestamp())"  # processing time, epoch microseconds
+
+
+def event_time(df: DataFrame, window: Window) -> tuple[str, str]:
+    """SQL text: (`window`'s event time of `df`'s rows in epoch
+    microseconds, true where a non-null value did not parse); the time now
+    under processing time. Raises ConfigError as `event_time_us`."""
     if window.time_mode == "processing":
-        return F.unix_micros(F.current_timestamp()), F.lit(False)
+        return NOW_US, "false"
     return event_time_us(df, window.event_time_column or "", window.event_time_unit)
 
 
-def event_time_us(df: DataFrame, name: str, unit: str, field: str = "event_time_unit") -> tuple[Column, Column]:
-    """Column `name` in `unit` (``timestamp``, ``ms``, ``us``) as epoch
-    microseconds (a ``TIMESTAMP_NTZ`` as its wall clock read as UTC), and
-    True where a non-null value did not parse. Raises ConfigError naming
-    `field` when the column's type does not fit the unit."""
-    col = F.col(name)
+def event_time_us(df: DataFrame, name: str, unit: str, field: str = "event_time_unit") -> tuple[str, str]:
+    """SQL text: column `name` in `unit` (``timestamp``, ``ms``, ``us``) as
+    epoch microseconds (a ``TIMESTAMP_NTZ`` as its wall clock read as UTC),
+    and true where a non-null value did not parse. Raises ConfigError
+    naming `field` when the column's type does not fit the unit."""
+    col = ident(name)
     dtype = df.schema[name].dataType
     if unit == "timestamp":
         if isinstance(dtype, T.TimestampNTZType):
             us = wall_clock_us(col)
         elif isinstance(dtype, T.TimestampType | T.DateType):
-            us = F.unix_micros(col.cast("timestamp"))
+            us = f"unix_micros(CAST({col} AS TIMESTAMP))"
         elif isinstance(dtype, T.StringType):
-            us = F.unix_micros(F.try_to_timestamp(col))
+            us = f"unix_micros(try_to_timestamp({col}))"
         else:
             raise ConfigError(field, f"column '{name}' is {dtype.simpleString()}, "
                               "not a timestamp", f"declare {field} = 'ms' or 'us' for epoch numbers")
@@ -90,9 +94,9 @@ def event_time_us(df: DataFrame, name: str, unit: str, field: str = "event_time_
         if not isinstance(dtype, T.IntegralType | T.StringType | T.DecimalType):
             raise ConfigError(field, f"{field} = '{unit}' needs an integer column; "
                               f"'{name}' is {dtype.simpleString()}", "cast it in a [transform] sql pre-stage")
-        raw = col.try_cast("long") if isinstance(dtype, T.StringType) else col.cast("long")
-        us = raw * 1000 if unit == "ms" else raw  # long * int: long
-    return us, col.isNotNull() & us.isNull()
+        raw = f"{'try_cast' if isinstance(dtype, T.StringType) else 'CAST'}({col} AS BIGINT)"
+        us = f"({raw} * 1000)" if unit == "ms" else raw  # long * int: long
+    return us, f"({col} IS NOT NULL AND {us} IS NULL)"
 
 
 def wall_clock(df: DataFrame, window: Window) -> bool:
@@ -103,17 +107,12 @@ def wall_clock(df: DataFrame, window: Window) -> bool:
             and name in df.columns and isinstance(df.schema[name].dataType, T.TimestampNTZType))
 
 
-def first_reason(checks: list[tuple[Column, str]]) -> Column:
-    """The reason of the first check whose condition holds, else NULL: one
-    ``CASE WHEN`` (the reasons go to Spark as plain strings, as each Column
-    built costs the driver round trips to the JVM)."""
+def first_reason(checks: list[Check]) -> str:
+    """SQL text: the reason of the first check whose condition holds, else
+    NULL (one ``CASE WHEN``)."""
     if not checks:
-        return F.lit(None).cast("string")
-    (cond, text), *rest = checks
-    reason = F.when(cond, text)
-    for cond, text in rest:
-        reason = reason.when(cond, text)
-    return reason
+        return "CAST(NULL AS STRING)"
+    return "CASE " + " ".join(f"WHEN {cond} THEN {sql_string(text)}" for cond, text in checks) + " END"
 
 
 def _string_columns(df: DataFrame, names: tuple[str, ...] | None = None) -> list[str]:
@@ -121,22 +120,25 @@ def _string_columns(df: DataFrame, names: tuple[str, ...] | None = None) -> list
             and not f.name.startswith(PREFIX) and (names is None or f.name in names)]
 
 
-def malformed(df: DataFrame) -> Column | None:
+def malformed(df: DataFrame) -> str | None:
     """True for a record the file reader could not read as declared: it kept
     the raw text in `CORRUPT` (bad JSON, a wrong-typed value, a CSV row with
     too few or too many fields), or a text column holds U+FFFD, which the
     decoder puts for bytes that are not UTF-8 (CSV keeps such rows, JSON
-    rejects them). None when `df` was not read by wid's file reader."""
+    rejects them). None when `df` was not read by wid's file reader. SQL
+    text."""
     if CORRUPT not in df.columns:
         return None
-    checks = [F.col(CORRUPT).isNotNull(), *[F.contains(F.col(c), F.lit(REPLACEMENT)) for c in _string_columns(df)]]
-    return F.coalesce(F.greatest(*checks), F.lit(False)) if len(checks) > 1 else checks[0]
+    checks = [f"{ident(CORRUPT)} IS NOT NULL",
+              *[f"contains({ident(c)}, {sql_string(REPLACEMENT)})" for c in _string_columns(df)]]
+    return f"coalesce(greatest({', '.join(checks)}), false)" if len(checks) > 1 else checks[0]
 
 
-def numeric_casts(df: DataFrame, window: Window) -> dict[str, Column]:
+def numeric_casts(df: DataFrame, window: Window) -> dict[str, str]:
     """``NUMERIC + name`` -> the DOUBLE value of each string column an
-    aggregation reads as a number (NULL where it does not parse)."""
-    return {NUMERIC + c: F.col(c).try_cast("double") for c in _string_columns(df, window.numeric_columns)}
+    aggregation reads as a number (NULL where it does not parse), as SQL
+    text."""
+    return {NUMERIC + c: f"try_cast({ident(c)} AS DOUBLE)" for c in _string_columns(df, window.numeric_columns)}
 
 
 def numeric_window(df: DataFrame, window: Window) -> Window:
@@ -164,41 +166,42 @@ def prepare(df: DataFrame, window: Window, *, files: bool = True) -> DataFrame:
     `event_time_unit`."""
     check_columns(df, window)
     us, unparseable = event_time(df, window)
-    checks: list[tuple[Column, str]] = []
+    checks: list[Check] = []
     bad_record = malformed(df)
     if bad_record is not None:
         checks.append((bad_record, reasons.MALFORMED))
     if window.time_mode == "event":
-        checks.append((F.col(window.event_time_column or "").isNull(), reasons.NULL_EVENT_TIME))
+        checks.append((f"{ident(window.event_time_column or '')} IS NULL", reasons.NULL_EVENT_TIME))
         checks.append((unparseable, reasons.UNPARSEABLE_EVENT_TIME))
-    checks += [(F.col(c).isNull(), reasons.null_key(c)) for c in window.key_columns]
+    checks += [(f"{ident(c)} IS NULL", reasons.null_key(c)) for c in window.key_columns]
     if window.gap_column:
-        gap = F.col(window.gap_column)
-        checks.append((gap.isNull() | (gap <= 0), reasons.bad_gap(window.gap_column)))
+        gap = ident(window.gap_column)
+        checks.append((f"({gap} IS NULL OR {gap} <= 0)", reasons.bad_gap(window.gap_column)))
     if window.kind == "landmark" and window.landmark_ms is not None:
-        checks.append((us < lit_long(window.landmark_ms * 1000), reasons.BEFORE_LANDMARK))
+        checks.append((f"{us} < {window.landmark_ms * 1000}L", reasons.BEFORE_LANDMARK))
     casts = numeric_casts(df, window)
     for name, cast in casts.items():
         raw = name[len(NUMERIC):]
-        checks.append((F.col(raw).isNotNull() & cast.isNull(), reasons.not_a_number(raw)))
+        checks.append((f"({ident(raw)} IS NOT NULL AND {cast} IS NULL)", reasons.not_a_number(raw)))
     return marked(df, us, checks, casts, files=files)
 
 
-def marked(df: DataFrame, us: Column, checks: list[tuple[Column, str]],
-           more: Mapping[str, Column] | None = None, *, files: bool = True) -> DataFrame:
+def marked(df: DataFrame, us: str, checks: list[Check], more: Mapping[str, str] | None = None, *,
+           files: bool = True) -> DataFrame:
     """`df` plus the columns `more`, `TS` (`us`), `REASON` (the first of
-    `checks` that holds) and, with `files`, `REJECTED_FILE`, read with the
+    `checks` that holds; `us`, `checks` and `more` are SQL text, see
+    `wid.spark.columns.sql`) and, with `files`, `REJECTED_FILE`, read with the
     row: a cached prepared DataFrame no longer knows its files. Without
     `files` the plan does not name the files at all, which spares the
     driver Spark's refusal of ``input_file_name()`` over a join
     (`wid.spark.source_files`). One projection: each DataFrame step costs
     the driver a round of Spark's analysis."""
     reason = first_reason(checks)
-    extra = [c.alias(name) for name, c in (more or {}).items()]
+    columns = [f"{text} AS {ident(name)}" for name, text in {**(more or {}), TS: us, REASON: reason}.items()]
     if not files:
-        return df.select("*", *extra, us.alias(TS), reason.alias(REASON))
-    return with_source_file(lambda file: df.select("*", *extra, us.alias(TS), reason.alias(REASON),
-                                                   F.when(reason.isNotNull(), file).alias(REJECTED_FILE)))[0]
+        return df.selectExpr("*", *columns)
+    return with_source_file(lambda file: df.selectExpr(
+        "*", *columns, f"CASE WHEN ({reason}) IS NOT NULL THEN {file} END AS {ident(REJECTED_FILE)}"))[0]
 
 
 def good_rows(prepared: DataFrame) -> DataFrame:
@@ -206,7 +209,7 @@ def good_rows(prepared: DataFrame) -> DataFrame:
     `REASON` and any `REJECTED_FILE` (NULL here) stay: every plan selects the
     columns it reads and Spark prunes the rest, and a ``drop`` would be one
     more DataFrame step, each costing the driver a round of analysis."""
-    return prepared.where(F.col(REASON).isNull())
+    return prepared.where(f"{ident(REASON)} IS NULL")
 
 
 def originals(df: DataFrame) -> list[str]:

@@ -15,37 +15,42 @@ from collections.abc import Callable
 from pyspark.errors import AnalysisException
 from pyspark.logger import PySparkLogger
 from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
 
+from wid.spark.columns import sql
 from wid.spark.spark_session import is_connect
+
+FILE = "nullif(input_file_name(), '')"  # SQL text: the file a row was read from
+NO_FILE = "CAST(NULL AS STRING)"
 
 
 def source_file(df: DataFrame) -> Column:
     """The file a row of `df` was read from, NULL where there is none or
     Spark refuses to name it (module docstring)."""
-    return with_source_file(lambda file: df.select(file))[1]
+    return sql(with_source_file(lambda file: df.selectExpr(file))[1])
 
 
-def with_source_file(build: Callable[[Column], DataFrame]) -> tuple[DataFrame, Column]:
-    """`build` given the file each row was read from, and that column:
-    ``input_file_name()`` where Spark accepts it over `build`'s plan, else
-    NULL. A classic session analyses `build`'s DataFrame as it is made; on
-    Spark Connect, where analysis is otherwise lazy, it is analysed here,
-    so that the fallback serves there too."""
-    file = F.nullif(F.input_file_name(), F.lit(""))
-    # PySpark logs every AnalysisException of a DataFrame call at ERROR before raising it: this one is
-    # expected and handled, so its logger is quiet for the attempt. The logger is PySpark's own class: a
-    # plain `logging` logger of that name, made first, would be the one PySpark finds and calls with
-    # keywords only its class takes, turning every later Spark error into a TypeError.
-    quiet = PySparkLogger.getLogger("DataFrameQueryContextLogger")
-    was, quiet.disabled = quiet.disabled, True
+def with_source_file(build: Callable[[str], DataFrame]) -> tuple[DataFrame, str]:
+    """`build` given the file each row was read from as SQL text, and that
+    text: `FILE` where Spark accepts it over `build`'s plan, else NULL
+    (`NO_FILE`). A classic session analyses `build`'s DataFrame as it is
+    made; on Spark Connect, where analysis is otherwise lazy, it is
+    analysed here, so that the fallback serves there too."""
+    # PySpark logs every AnalysisException of a DataFrame call at ERROR before raising it (under
+    # "SQLQueryContextLogger" when the expression was SQL text): this one is expected and handled, so
+    # those loggers are quiet for the attempt. They are PySpark's own class: a plain `logging` logger of
+    # that name, made first, would be the one PySpark finds and calls with keywords only its class
+    # takes, turning every later Spark error into a TypeError.
+    quiet = [PySparkLogger.getLogger(name) for name in ("DataFrameQueryContextLogger", "SQLQueryContextLogger")]
+    were = [logger.disabled for logger in quiet]
+    for logger in quiet:
+        logger.disabled = True
     try:
-        built = build(file)
+        built = build(FILE)
         if is_connect(built.sparkSession):
             _ = built.schema
-        return built, file
+        return built, FILE
     except AnalysisException:
-        none = F.lit(None).cast("string")
-        return build(none), none
+        return build(NO_FILE), NO_FILE
     finally:
-        quiet.disabled = was
+        for logger, was in zip(quiet, were, strict=True):
+            logger.disabled = was

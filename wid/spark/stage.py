@@ -14,7 +14,7 @@ from pyspark.sql import types as T
 from wid.aggregates.spark import FirstLast, Inputs, SparkAgg, spark_agg
 from wid.aggregates.spark import value as agg_value
 from wid.errors import ConfigError
-from wid.spark.columns import TS, field, getter, timestamp_us
+from wid.spark.columns import TS, Exact, field, getter, ident, sql, timestamp_us
 from wid.spec.aggregation import Aggregation
 from wid.spec.join import WindowJoin
 from wid.spec.window import Window
@@ -100,13 +100,21 @@ def where_label(start_us: Column, end_us: Column, pipeline: str) -> Column:
     return F.concat(F.lit("window ["), iso(start_us), F.lit(", "), iso(end_us), F.lit(f") for pipeline {pipeline}"))
 
 
-def assemble(df: DataFrame, window: Window, start_us: Column, end_us: Column, window_id: Column | None = None,
-             extra: tuple[Column, ...] = (), values: Sequence[Column] | None = None) -> DataFrame:
-    """Window columns (timestamps), then the group columns, then the
-    aggregations' `values` (named by their aliases; default: `df`'s columns
-    of those names), then any `extra` columns. One projection."""
-    head = [timestamp_us(start_us).alias(window.window_start_column),
-            timestamp_us(end_us).alias(window.window_end_column)]
+def _bound(us: Column | Exact, name: str) -> Column:
+    """Epoch microseconds `us` as the timestamp column `name`."""
+    if isinstance(us, Exact):
+        return sql(f"timestamp_micros({us.text}) AS {ident(name)}")
+    return timestamp_us(us).alias(name)
+
+
+def assemble(df: DataFrame, window: Window, start_us: Column | Exact, end_us: Column | Exact,
+             window_id: Column | None = None, extra: tuple[Column, ...] = (),
+             values: Sequence[Column] | None = None) -> DataFrame:
+    """Window columns (timestamps from epoch microseconds), then the group
+    columns, then the aggregations' `values` (named by their aliases;
+    default: `df`'s columns of those names), then any `extra` columns. One
+    projection."""
+    head = [_bound(start_us, window.window_start_column), _bound(end_us, window.window_end_column)]
     if window_id is not None:
         head.append(window_id.cast("long").alias(window.window_id_column))
     named = [F.col(a.as_) for a in window.aggregations] if values is None else list(values)

@@ -19,12 +19,11 @@ through Arrow and Python (threshold measured, see `benchmarks/HISTORY.md`,
 
 from __future__ import annotations
 
-from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from wid.semantics.windowing import Hopping
 from wid.spark import pane_plan, panes
-from wid.spark.columns import PANE, TS, WINDOW_ID, exact, floor_div, lit_long, long_range
+from wid.spark.columns import PANE, TS, WINDOW_ID, Exact, exact, ident, long_range, sql
 from wid.spark.stage import Ctx, Outline, Planned, assemble, holistic, where_label
 from wid.spec.window import Window
 
@@ -48,10 +47,10 @@ def _hopping(w: Window) -> Hopping:
     return Hopping(d, h, o)
 
 
-def _extent(geo: Hopping) -> tuple[Column, Column]:
+def _extent(geo: Hopping) -> tuple[Exact, Exact]:
     """``[start, end)`` of the window in WINDOW_ID."""
     window_id = exact(WINDOW_ID)
-    return geo.start(window_id).col, geo.end(window_id).col
+    return geo.start(window_id), geo.end(window_id)
 
 
 def tumbling(ctx: Ctx) -> Planned:
@@ -64,8 +63,8 @@ def tumbling(ctx: Ctx) -> Planned:
     w = ctx.window
     geo = _hopping(w)
     start, end = _extent(geo)
-    aggs = ctx.aggs(lambda: where_label(start, end, ctx.pipeline))
-    bucket = geo.last_window_starting_by(exact(TS)).col
+    aggs = ctx.aggs(lambda: where_label(start.col, end.col, ctx.pipeline))
+    bucket = geo.last_window_starting_by(exact(TS))
     grouped = panes.partials(ctx.rows, w.group_by, bucket, aggs, name=WINDOW_ID)
     return Planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p")), TUMBLING.forms[0], TUMBLING.why)
 
@@ -122,13 +121,13 @@ def hopping(ctx: Ctx) -> Planned:
     if shape == "tumbling":
         return Planned(tumbling(ctx).output, TUMBLING.forms[0], why)
     start, end = _extent(geo)
-    aggs = ctx.aggs(lambda: where_label(start, end, ctx.pipeline))
+    aggs = ctx.aggs(lambda: where_label(start.col, end.col, ctx.pipeline))
     keys = list(w.group_by)
     if shape == "copy":
         ts = exact(TS)
         ids = long_range(geo.first_window_ending_after(ts).col, geo.last_window_starting_by(ts).col)
         copied = ctx.rows.select("*", F.explode(ids).alias(PANE))
-        grouped = panes.partials(copied, keys, F.col(PANE), aggs, name=WINDOW_ID)
+        grouped = panes.partials(copied, keys, exact(PANE), aggs, name=WINDOW_ID)
         return Planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p")), COPY, why, notes)
     pane = geo.pane(exact(TS)).col
     choice = pane_plan.choose(ctx.rows, keys, pane, aggs)
@@ -137,9 +136,9 @@ def hopping(ctx: Ctx) -> Planned:
                    (f"pane plan: {choice.why}",))
 
 
-def _last_pane(hop_us: int, landmark_us: int) -> Column:
+def _last_pane(hop_us: int, landmark_us: int) -> Exact:
     """Aggregate: the pane of the latest event time of the input."""
-    return floor_div(F.max(F.col(TS)) - lit_long(landmark_us), hop_us)
+    return (Exact(f"max({ident(TS)})") - landmark_us) // hop_us
 
 
 def landmark(ctx: Ctx) -> Planned:
@@ -150,22 +149,24 @@ def landmark(ctx: Ctx) -> Planned:
     w = ctx.window
     h, lm = (w.hop_ms or 0) * 1000, (w.landmark_ms or 0) * 1000
     m = None if w.max_duration_ms is None else w.max_duration_ms * 1000
-    end = lit_long(lm) + (F.col(WINDOW_ID) + 1) * lit_long(h)
-    start = lit_long(lm) if m is None else lit_long(lm) + floor_div(F.col(WINDOW_ID) * lit_long(h), m) * lit_long(m)
-    aggs = ctx.aggs(lambda: where_label(start, end, ctx.pipeline))
+    window_id = exact(WINDOW_ID)
+    end = (window_id + 1) * h + lm
+    start = Exact(f"{lm}L") if m is None else (window_id * h) // m * m + lm
+    aggs = ctx.aggs(lambda: where_label(start.col, end.col, ctx.pipeline))
     keys = list(w.group_by)
     last_col = "_wid_last"  # the last window a row's pane reaches
-    pane = floor_div(F.col(TS) - lit_long(lm), h)
-    if m is None:
-        rows = ctx.rows.crossJoin(F.broadcast(ctx.rows.agg(_last_pane(h, lm).alias(last_col))))
+    pane_of = (exact(TS) - lm) // h
+    period_last = None if m is None else (pane_of // (m // h) + 1) * (m // h) - 1  # the last pane of a row's period
+    pane = pane_of.col
+    if period_last is None:
+        rows = ctx.rows.crossJoin(F.broadcast(ctx.rows.agg(_last_pane(h, lm).col.alias(last_col))))
     else:
-        rows = ctx.rows.withColumn(last_col, (floor_div(pane, m // h) + 1) * lit_long(m // h) - 1)
+        rows = ctx.rows.withColumn(last_col, period_last.col)
     outline = outline_landmark(w, "auto")
     if ctx.holistic:
-        period_end = F.col(last_col) if m is None else F.least(
-            F.col(last_col), (floor_div(pane, m // h) + 1) * lit_long(m // h) - 1)
+        period_end = F.col(last_col) if period_last is None else sql(f"least({ident(last_col)}, {period_last.text})")
         copied = rows.select("*", F.explode(long_range(pane, period_end)).alias(PANE))
-        grouped = panes.partials(copied, keys, F.col(PANE), aggs, name=WINDOW_ID)
+        grouped = panes.partials(copied, keys, exact(PANE), aggs, name=WINDOW_ID)
         return Planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p")), COPY, outline.why, outline.notes)
     choice = pane_plan.choose(ctx.rows, keys, pane, aggs)
     merged, how = panes.cumulative_panes(rows, keys, pane, None if m is None else m // h, last_col, aggs, choice)

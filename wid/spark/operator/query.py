@@ -40,7 +40,7 @@ from wid.kernels.tables import CLOCK, FILE, ORIGINAL, PTIME, PUNCT, ROW_JSON, SR
 from wid.kernels.tables import REASON as REASON_COLUMN
 from wid.kernels.vector_aggregates import vector_agg
 from wid.semantics.watermark import PARTITION_BITS
-from wid.spark.columns import PREFIX, REASON, as_wall_clock, timestamp_us
+from wid.spark.columns import PREFIX, REASON, as_wall_clock, sql, timestamp_us
 from wid.spark.compat import arrow_schema
 from wid.spark.operator import processor as processor_module
 from wid.spark.operator.extent_plan import check_stream, extent_columns, extent_shapes, unordered
@@ -137,7 +137,7 @@ def _source_rows(frame: DataFrame, window: Window, source: str, dead_letter: boo
     if p is not None:
         marked = F.coalesce(F.expr(p.predicate), F.lit(False))
         timed = replace(window, event_time_column=p.time_column) if p.time_column else window
-        ptime = F.when(marked, event_time(frame, timed)[0])
+        ptime = F.when(marked, sql(event_time(frame, timed)[0]))
     scope = p.scope if p is not None else ()
     rejected = ~marked & F.col(REASON).isNotNull()
     numeric = numeric_window(frame, window)
