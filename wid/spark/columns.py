@@ -74,8 +74,8 @@ class Exact:
 
     The text becomes a Column once, in `col` (see `sql`). An int operand
     goes in as a BIGINT literal, so the arithmetic is on longs whatever the
-    column's integer type (a rank is an INT), and adding 0 or multiplying by
-    1 builds nothing."""
+    column's integer type (a rank is an INT). Adding 0, or multiplying or
+    dividing by 1, builds nothing: the expression keeps its own type."""
 
     text: str
 
