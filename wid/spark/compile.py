@@ -35,8 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, reduce
 
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
+from pyspark.sql import Column, DataFrame
 
 from wid.errors import ConfigError
 from wid.semantics.sink_state import join_natural_key, natural_key
@@ -55,7 +54,14 @@ from wid.spark.operator.query import (
     retractions_of,
     windows_of,
 )
-from wid.spark.prepare import dead_letters, good_rows, numeric_window, prepare, wall_clock
+from wid.spark.prepare import (
+    dead_letters,
+    good_rows,
+    numeric_window,
+    prepare,
+    punctuation_mark,
+    wall_clock,
+)
 from wid.spec.join import ColumnMetric, Metric, WindowJoin
 from wid.spec.window import Window
 
@@ -158,11 +164,14 @@ def _union(frames: Sequence[DataFrame]) -> DataFrame:
     return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
 
 
-def _punctuations(sources: Mapping[str, DataFrame], window: Window) -> DataFrame | None:
-    if window.punctuation is None:
-        return None
-    marked = F.coalesce(F.expr(window.punctuation.predicate), F.lit(False))
-    return _union([frame.where(marked) for frame in sources.values()])
+def _marks(window: Window) -> Column | None:
+    """True for `window`'s punctuation rows (`punctuation_mark`); None without a punctuation."""
+    return None if window.punctuation is None else punctuation_mark(window.punctuation.predicate)
+
+
+def _punctuations(sources: Mapping[str, DataFrame], marks: Column | None) -> DataFrame | None:
+    """The punctuation rows of the `sources` (`marks`: `_marks`)."""
+    return None if marks is None else _union([frame.where(marks) for frame in sources.values()])
 
 
 def compile_window(df: DataFrame | Mapping[str, DataFrame], window: Window, *, pipeline: str = "wid",
@@ -178,9 +187,9 @@ def compile_window(df: DataFrame | Mapping[str, DataFrame], window: Window, *, p
     sources = dict(df) if isinstance(df, Mapping) else {source: df}
     if any(frame.isStreaming for frame in sources.values()):
         return _window_on_operator(sources, window, pipeline, state_cache)
-    punctuations = _punctuations(sources, window)
-    if window.punctuation is not None:
-        marks = F.coalesce(F.expr(window.punctuation.predicate), F.lit(False))
+    marks = _marks(window)
+    punctuations = _punctuations(sources, marks)
+    if marks is not None:
         sources = {name: frame.where(~marks) for name, frame in sources.items()}
     prepared_by = {name: prepare(frame, window, files=files) for name, frame in sources.items()}
     prepared = _union(list(prepared_by.values()))
@@ -212,7 +221,8 @@ def _window_on_operator(sources: dict[str, DataFrame], window: Window, pipeline:
                          cache_id)
     prepared = _union([prepare(frame, window) for frame in sources.values()])
     result = StageResult(windows, lambda: dead_letters_of(plan.rows, window), explained)
-    return Compiled(result, prepared, natural_key(window, windows.columns), _punctuations(sources, window), stream)
+    return Compiled(result, prepared, natural_key(window, windows.columns),
+                    _punctuations(sources, _marks(window)), stream)
 
 
 def compile_real_time(df: DataFrame, window: Window, *, source: str = "source") -> Compiled:

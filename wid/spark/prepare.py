@@ -107,6 +107,12 @@ def wall_clock(df: DataFrame, window: Window) -> bool:
             and name in df.columns and isinstance(df.schema[name].dataType, T.TimestampNTZType))
 
 
+def punctuation_mark(predicate: str) -> Column:
+    """True for a row the punctuation `predicate` (user SQL, parsed on its
+    own) marks, False where it is false or NULL."""
+    return F.coalesce(F.expr(predicate), F.lit(False))
+
+
 def first_reason(checks: list[Check]) -> str:
     """SQL text: the reason of the first check whose condition holds, else
     NULL (one ``CASE WHEN``)."""

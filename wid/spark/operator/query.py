@@ -51,6 +51,7 @@ from wid.spark.prepare import (
     numeric_window,
     originals,
     prepare,
+    punctuation_mark,
     row_json,
 )
 from wid.spark.shipping import ship
@@ -135,7 +136,7 @@ def _source_rows(frame: DataFrame, window: Window, source: str, dead_letter: boo
     marked: Column = F.lit(False)
     ptime: Column = F.lit(None).cast("long")
     if p is not None:
-        marked = F.coalesce(F.expr(p.predicate), F.lit(False))
+        marked = punctuation_mark(p.predicate)
         timed = replace(window, event_time_column=p.time_column) if p.time_column else window
         ptime = F.when(marked, sql(event_time(frame, timed)[0]))
     scope = p.scope if p is not None else ()
