@@ -202,8 +202,11 @@ def _linger(port: int | None, seconds: float) -> None:
 
     if seconds <= 0:
         return
-    say(f"metrics stay up at http://127.0.0.1:{port}/metrics for {seconds:g} s for a last scrape (Ctrl-C ends it)")
+    # The notice is inside the guard: a scraper that reads it and at once
+    # sends Ctrl-C may do so before a later guard would be entered.
     with contextlib.suppress(KeyboardInterrupt):
+        say(f"metrics stay up at http://127.0.0.1:{port}/metrics for {seconds:g} s for a last scrape "
+            "(Ctrl-C ends it)")
         time.sleep(seconds)
 
 
