@@ -103,7 +103,18 @@ def stream_writer(spec: Spec, compiled: Compiled) -> Handler:
     micro-batch's counts reach the driver as Spark's observed metrics
     (`wid.pipelines.observed`), and the refused rows are read back from the
     dead letter (`wid.io.dead_letter.refused_counts`), because under Spark
-    Connect this function runs on the server."""
+    Connect this function runs on the server.
+
+    The rows are cached, and the first action on them is a count: one job,
+    run to its end, computes every shard's rows and so the whole
+    observation; the writes then read the cache (one more job per
+    micro-batch, no more work). Under Spark Connect a first read that stops
+    early (``isEmpty``, ``take``, a limit) cached a retracting shard's rows
+    but lost its counts row from the observation, so its rows went
+    uncounted with the accounting identity still holding
+    (``tests/pipelines/test_late_data.py``, run in the Connect leg). Spark's
+    scheduler drops a result task's accumulator updates once the task's
+    job has finished, which a read that stops early allows."""
     stage = compiled.stream
     if stage is None:
         raise ValueError("a stream runs on the WID operator (wid.spark.compile)")
@@ -125,6 +136,7 @@ def stream_writer(spec: Spec, compiled: Compiled) -> Handler:
         batch = Batch(spec.name, batch_id, since, query[0])
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         try:
+            rows.count()  # computes every shard's rows whole, and so the observation (see above)
             if stage.retractions_of is not None:
                 retracted = stage.retractions_of(rows)
                 if not retracted.isEmpty():
