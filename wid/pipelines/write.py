@@ -109,8 +109,8 @@ def stream_writer(spec: Spec, compiled: Compiled) -> Handler:
     run to its end, computes every shard's rows and so the whole
     observation; the writes then read the cache (one more job per
     micro-batch, no more work). Under Spark Connect a first read that stops
-    early (``isEmpty``, ``take``, a limit) cached a retracting shard's rows
-    but lost its counts row from the observation, so its rows went
+    early (``isEmpty``, ``take``, a limit) caches a retracting shard's rows
+    but loses its counts row from the observation, so its rows go
     uncounted with the accounting identity still holding
     (``tests/pipelines/test_late_data.py``, run in the Connect leg). Spark's
     scheduler drops a result task's accumulator updates once the task's
