@@ -69,6 +69,18 @@ def pipeline_toml(extent: str = HOPPING, name: str = "crash", cap: int = 1000) -
 EXTENTS = {"tumbling": 'kind = "tumbling"\nduration_ms = 10000', "hopping": HOPPING}
 
 
+def stamped(files: list[list[dict[str, Any]]], source: str = "source") -> list[Any]:
+    """Landed files as the streaming oracle's micro-batches, one a file,
+    stamped as Spark stamps a micro-batch: with the processing time (the
+    clock now, a millisecond apart), which the `max_future_ms` guard
+    measures from."""
+    from wid.semantics.stream_oracle import MicroBatch
+    from wid.semantics.timeunits import now_us
+
+    now_ms = now_us() // 1000
+    return [MicroBatch([(source, r) for r in rows], now_ms + i) for i, rows in enumerate(files)]
+
+
 def good_rows(n: int, start_ms: int = 1_700_000_000_000) -> list[dict[str, Any]]:
     return [{"k": "ab"[i % 2], "ts": start_ms + i * 1_300, "v": float(i % 7)} for i in range(n)]
 

@@ -15,10 +15,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tests.fixtures import stamped
 from tests.spark.compare import same_value
 from wid.semantics import reasons
 from wid.semantics.sink_state import sink_rows
-from wid.semantics.stream_oracle import BatchResult, MicroBatch, run_stream
+from wid.semantics.stream_oracle import BatchResult, run_stream
 from wid.spec import Window
 
 Row = dict[str, Any]
@@ -118,7 +119,7 @@ def stream_outcome(window: Window, batches: Sequence[Sequence[Row | str]], colum
     per-batch results, the rows a keyed sink holds after them (over the
     `written` output columns), and the dead letters: rejected and late rows
     with every input column in `columns`, and malformed lines."""
-    results = run_stream([MicroBatch([("source", r) for r in rows_of(b)]) for b in batches], window)
+    results = run_stream(stamped([rows_of(b) for b in batches]), window)
     dead = expected_dead([*[(d.reason, d.row) for o in results for d in o.rejected],
                           *[(d.reason, d.row) for o in results for d in o.late],
                           *[(reasons.MALFORMED, line) for b in batches for line in malformed(b)]], columns)

@@ -18,11 +18,11 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 import wid
-from tests.fixtures import good_rows, land, pipeline_toml, table
+from tests.fixtures import good_rows, land, pipeline_toml, stamped, table
 from wid import cli_report
 from wid.cli import app
 from wid.semantics import evaluate
-from wid.semantics.stream_oracle import MicroBatch, run_stream
+from wid.semantics.stream_oracle import run_stream
 from wid.spec.toml_io import load_pipeline
 
 
@@ -104,7 +104,7 @@ def test_a_finished_stream_says_what_it_holds_open(spark: Any, tmp_path: Path) -
     result = invoke("run", str(tmp_path / "open.toml"), "--quiet")
     assert result.exit_code == 0, result.output
     spec = load_pipeline(tmp_path / "open.toml")
-    results = run_stream([MicroBatch([("source", r) for r in f]) for f in files], spec.window)
+    results = run_stream(stamped(files), spec.window)
     emitted = {(e.row["window_start"], e.row["k"]) for b in results for e in b.emitted}
     every = {(r["window_start"], r["k"]) for r in evaluate(rows, spec.window).rows}
     still_open = len(every - emitted)

@@ -121,8 +121,8 @@ def test_streaming_demo_on_real_departures_equals_duckdb(spark: Any, tmp_path: P
     from dataclasses import replace
 
     from examples.flights_stream import departures, files, land
+    from tests.fixtures import stamped
     from wid.pipelines.run import run as run_stream
-    from wid.semantics.stream_oracle import MicroBatch
     from wid.semantics.stream_oracle import run_stream as oracle
     from wid.spec.toml_io import load_pipeline
 
@@ -135,7 +135,7 @@ def test_streaming_demo_on_real_departures_equals_duckdb(spark: Any, tmp_path: P
     report = run_stream(spec, spark)
     micro = [sum(batches[i:i + per_trigger], []) for i in range(0, len(batches), per_trigger)]
     # which rows are late does not depend on the policy: the dead-letter one names them
-    judged = oracle([MicroBatch([("source", r) for r in b]) for b in micro], replace(spec.window, late_data="dlq"))
+    judged = oracle(stamped(micro), replace(spec.window, late_data="dlq"))
     late = [r.row for j in judged for r in j.late]
     unaccepted = Counter(json.dumps(r, sort_keys=True) for r in late)  # a multiset: identical departures exist
     accepted = []
@@ -171,8 +171,9 @@ def test_traffic_example_punctuations_close_segments_early(spark: Any, tmp_path:
     import json
 
     from examples.traffic import files, land
+    from tests.fixtures import stamped
     from wid.semantics.reasons import LATE
-    from wid.semantics.stream_oracle import MicroBatch, run_stream
+    from wid.semantics.stream_oracle import run_stream
 
     work = tmp_path / "examples"
     shutil.copytree(ROOT / "examples", work, ignore=shutil.ignore_patterns("__pycache__"))
@@ -182,7 +183,7 @@ def test_traffic_example_punctuations_close_segments_early(spark: Any, tmp_path:
     from wid.spec.toml_io import load_pipeline
 
     window = load_pipeline(work / "traffic.toml").window
-    batches = [MicroBatch([("source", r) for r in rows], i) for i, rows in enumerate(files(12, 4))]
+    batches = stamped(files(12, 4))
     oracle = run_stream(batches, window, lambda r: r.get("is_punctuation") is True)
     want = {(e.row["seg_id"], e.row["window_start"] // 1000): (e.row["min_speed"], e.row["max_speed"], e.row["readings"])
             for o in oracle for e in o.emitted}

@@ -3,7 +3,8 @@ pipeline (JSON files read by wid, SQLite target and dead letter), against
 the oracles on random Windows, random data and random micro-batch splits.
 
 - **Stream**: one landing file per micro-batch, with disorder beyond the
-  lateness, bad rows and malformed lines. Per micro-batch, the run's counts
+  lateness, bad rows (event times NULL, out of range or in the future) and
+  malformed lines. Per micro-batch, the run's counts
   (rows in, rejected, late dropped, late to the dead letter, aggregated)
   equal the streaming oracle's (`wid.semantics.stream_oracle.run_stream`)
   and the accounting identity holds; at the end the target table equals
@@ -50,6 +51,8 @@ pytestmark = pytest.mark.leg  # runs on every Spark the suite covers (tests/legs
 SCHEMA = "k STRING, ts BIGINT, v DOUBLE"
 COLUMNS = ("k", "ts", "v")
 MALFORMED_LINE = '{"k": "a", "ts": '  # a line cut short: no JSON parser reads it
+OUT_OF_RANGE_MS = 1_700_000_000_123_456_789  # a nanosecond time in a millisecond column: ts * 1000 overflows
+FUTURE_MS = 253_402_300_799_000  # 9999-12-31T23:59:59Z: ahead of any processing time by far more than a day
 AGGS = (Aggregation("count", as_="n"), Aggregation("sum", "v", as_="total"), Aggregation("max", "v", as_="hi"),
         Aggregation("last", "v", as_="last_v"))
 
@@ -84,8 +87,8 @@ def windows(draw: st.DrawFn, kind: str) -> Window:
 def streams(draw: st.DrawFn) -> list[list[Row | str]]:
     """Rows in roughly increasing event time, shuffled within a disorder
     that may exceed the lateness, a few held back far behind, some with a
-    NULL key or event time, and malformed lines (strings); cut into 1 to 4
-    micro-batches, none empty."""
+    NULL key or event time, or one out of range or in the future, and
+    malformed lines (strings); cut into 1 to 4 micro-batches, none empty."""
     rng = random.Random(draw(st.integers(0, 2**32)))
     n = draw(st.integers(1, 30))
     disorder = draw(st.sampled_from([0, 8, 40]))
@@ -94,6 +97,8 @@ def streams(draw: st.DrawFn) -> list[list[Row | str]]:
         row: Row = {"k": rng.choice("ab"), "ts": i * 3 + rng.randrange(3), "v": rng.choice([None, float(rng.randrange(-5, 9))])}
         if rng.random() < 0.08:
             row[rng.choice(["k", "ts"])] = None
+        elif rng.random() < 0.06:  # a time no row may bring in: past Spark's range, or in year 9999
+            row["ts"] = rng.choice([OUT_OF_RANGE_MS, FUTURE_MS])
         rows.append(row)
     order = sorted(range(n), key=lambda i: i * 3 + rng.randrange(disorder + 1)
                    + (200 if rng.random() < 0.1 else 0))

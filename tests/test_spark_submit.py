@@ -15,9 +15,9 @@ from pathlib import Path
 import pyspark
 
 import wid.__main__
-from tests.fixtures import good_rows, land, pipeline_toml
+from tests.fixtures import good_rows, land, pipeline_toml, stamped
 from tests.sink_check import assert_same_rows, folded, read_table
-from wid.semantics.stream_oracle import MicroBatch, run_stream
+from wid.semantics.stream_oracle import run_stream
 from wid.spec.toml_io import load_pipeline
 
 
@@ -39,5 +39,5 @@ def test_spark_submit_master_holds_over_the_pipelines(tmp_path: Path) -> None:
     assert logged["conf"]["spark.sql.shuffle.partitions"] == "2"  # local[2], spark-submit's, not the TOML's local[1]
     spec = load_pipeline(tmp_path / "pipeline.toml")
     written = read_table(str(tmp_path / "out.sqlite"), "windows")
-    results = run_stream([MicroBatch([("source", r) for r in f]) for f in files], spec.window)
+    results = run_stream(stamped(files), spec.window)
     assert_same_rows(spec.window, written, folded(spec.window, results, list(written[0])))

@@ -99,6 +99,30 @@ def test_csv_wrong_types_short_and_long_rows_and_bad_bytes(spark: Any, tmp_path:
     both(spark, tmp_path, "csv", "k STRING, ts TIMESTAMP, v DOUBLE", want, rows_in=5)
 
 
+def test_csv_text_is_judged_on_its_bytes(spark: Any, tmp_path: Path) -> None:
+    """U+FFFD written as its valid UTF-8 bytes (EF BF BD) is data, as is any
+    other valid character; only bytes that are not UTF-8 make a row
+    malformed, in batch and on a stream."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.csv").write_bytes(
+        "k,ts,v\ncafé\ufffd,2024-01-01 00:00:10,1.5\n\"naïve, ok\",2024-01-01 00:00:20,2\n".encode()
+        + b"bad\xff\xfe,2024-01-01 00:00:30,3\n")
+    bad = json.dumps({"k": "bad\ufffd\ufffd", "ts": "2024-01-01T00:00:30.000Z", "v": 3.0})
+    both(spark, tmp_path, "csv", "k STRING, ts TIMESTAMP, v DOUBLE", Counter({(MALFORMED, bad, "a.csv"): 1}), rows_in=3)
+    with closing(sqlite3.connect(tmp_path / "batch.sqlite")) as con:  # the stream's one window is still open
+        assert sorted(con.execute("SELECT k, n FROM windows")) == [("café\ufffd", 1), ("naïve, ok", 1)]
+
+
+def test_csv_header_names_in_utf8_are_read_as_written(spark: Any, tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.csv").write_bytes("k,ts,v,größe\nä,2024-01-01 00:00:10,1.5,7\n".encode())
+    report, dead = run(spark, tmp_path, "csv", None, stream=False)
+    assert dead == [] and report.rows_aggregated == 1
+    frame = wid.io.sources.read_source(spark, SourceSpec("csv", path=str(tmp_path / "in")))
+    assert [r.asDict() for r in frame.drop("_wid_corrupt").collect()] == \
+        [{"k": "ä", "ts": __import__("datetime").datetime(2024, 1, 1, 0, 0, 10), "v": 1.5, "größe": 7}]
+
+
 def test_parquet_strings_read_as_numbers(spark: Any, tmp_path: Path) -> None:
     (tmp_path / "in").mkdir()
     table = pa.table({"k": ["a", "b", "c"], "ts": pa.array([10_000_000, 20_000_000, 30_000_000], pa.timestamp("us", "UTC")),

@@ -26,9 +26,10 @@ import psycopg
 import pytest
 
 import wid
+from tests.fixtures import stamped
 from tests.sink_check import folded, land
 from wid.errors import SinkUnavailableError
-from wid.semantics.stream_oracle import MicroBatch, run_stream
+from wid.semantics.stream_oracle import run_stream
 from wid.spec import Aggregation, Window
 from wid.spec.pipeline import PipelineSpec, SinkSpec, SourceSpec, StreamSpec
 
@@ -59,7 +60,7 @@ def table_rows(url: str, table: str) -> list[tuple[Any, ...]]:
 
 
 def oracle_rows(batches: list[list[dict[str, Any]]]) -> list[tuple[Any, ...]]:
-    results = run_stream([MicroBatch([("source", r) for r in b]) for b in batches], WINDOW)
+    results = run_stream(stamped(batches), WINDOW)
     return sorted((r["k"], r["n"], r["total"]) for r in folded(WINDOW, results, ["window_start", "k", "n", "total"]))
 
 

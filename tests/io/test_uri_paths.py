@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from tests.fixtures import good_rows, land, pipeline_toml
+from tests.fixtures import good_rows, land, pipeline_toml, stamped
 from wid.errors import ConfigError
 from wid.io.sources import resolve
 from wid.pipelines.run import run as run_pipeline
-from wid.semantics.stream_oracle import MicroBatch, run_stream
+from wid.semantics.stream_oracle import run_stream
 from wid.spec.pipeline import SinkSpec
 from wid.spec.toml_io import loads_pipeline
 
@@ -51,7 +51,7 @@ def test_a_stream_over_file_uris_gives_the_oracles_windows(spark: Any, tmp_path:
     assert report.identity_holds and report.checkpoint == (tmp_path / "ck").as_uri()
     assert (tmp_path / "ck" / "offsets").is_dir()
     assert [p.name for p in (tmp_path / "elsewhere").iterdir()] == ["out.sqlite"]  # the relative dead-letter path
-    results = run_stream([MicroBatch([("source", r) for r in f]) for f in files], spec.window)
+    results = run_stream(stamped(files), spec.window)
     want = sorted((e.row["k"], e.row["n"], e.row["total"]) for r in results for e in r.emitted)
     got = sorted(tuple(r) for r in spark.read.parquet(str(tmp_path / "windows")).select("k", "n", "total").collect())
     assert got == want and want

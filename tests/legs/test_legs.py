@@ -32,11 +32,11 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from tests.fixtures import good_rows, land, pipeline_toml
+from tests.fixtures import good_rows, land, pipeline_toml, stamped
 from tests.sink_check import assert_same_rows, folded, read_table
 from tools import python_envs, spark_servers
 from wid.kernels.operator.state_cache import CACHE_DIR
-from wid.semantics.stream_oracle import MicroBatch, run_stream
+from wid.semantics.stream_oracle import run_stream
 from wid.spec.lakehouse import DELTA_PACKAGES
 from wid.spec.toml_io import load_pipeline
 from wid.versions import SPARK_MIN
@@ -93,7 +93,7 @@ def test_wid_run_reaches_a_connect_server(connect_server: spark_servers.Server, 
 
     spec = load_pipeline(tmp_path / "pipeline.toml")
     written = read_table(str(tmp_path / "out.sqlite"), "windows")
-    results = run_stream([MicroBatch([("source", r) for r in f]) for f in files], spec.window)
+    results = run_stream(stamped(files), spec.window)
     assert_same_rows(spec.window, written, folded(spec.window, results, list(written[0])))
 
 

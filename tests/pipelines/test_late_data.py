@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.fixtures import HOPPING, land, pipeline_toml, table
+from tests.fixtures import HOPPING, land, pipeline_toml, stamped, table
 from wid.pipelines.run import run as run_pipeline
 from wid.semantics.reasons import LATE
 from wid.semantics.stream_oracle import MicroBatch, run_stream
@@ -62,7 +62,7 @@ def test_late_rows_follow_the_policy_and_the_sink_holds_the_oracle(spark: Any, t
     spec = loads_pipeline(text, base_dir=str(tmp_path))
     notes: list[str] = []
     report = run_pipeline(spec, spark, on_notice=notes.append)
-    batches = [MicroBatch([("source", r) for r in rows], i) for i, rows in enumerate(files)]
+    batches = stamped(files)
     oracle = run_stream(batches, spec.window)
     assert any("WID operator" in n for n in notes) and any(n.startswith("state bound: ") for n in notes)
 
@@ -96,7 +96,7 @@ def bridging_sessions(spark: Any, root: Path, name: str = "sessions",
     spec = loads_pipeline(wrap(pipeline_toml('kind = "session"\ngap_ms = 4000\nemit = "on_update"', name=name)),
                           base_dir=str(root))
     report = run_pipeline(spec, spark)
-    batches = [MicroBatch([("source", r) for r in rows], i) for i, rows in enumerate(files)]
+    batches = stamped(files)
     oracle = run_stream(batches, spec.window)
     assert any(e.retract for r in oracle for e in r.emitted), "the data must retract"
     # every shard's counts, a retracting shard's too: under Spark Connect a first read of the operator's rows

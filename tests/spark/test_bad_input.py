@@ -4,6 +4,7 @@ naming the field; caps fail loudly with the exact message."""
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -40,6 +41,43 @@ def test_epoch_millis_and_string_millis(spark: Any) -> None:
     assert [r.n for r in wid.aggregate(df, w).collect()] == [2]
     ws = Window(kind="tumbling", duration_ms=60_000, event_time_column="s", event_time_unit="ms", aggregations=N)
     assert [r.reason for r in wid.window_result(df, ws).dead_letter.collect()] == [reasons.UNPARSEABLE_EVENT_TIME]
+
+
+NS_IN_MS = 1_700_000_000_123_456_789  # a nanosecond timestamp in a millisecond column: ts * 1000 overflows a long
+
+
+@pytest.mark.parametrize("kind", ["tumbling", "session", "rolling"])
+def test_event_times_out_of_range_or_in_the_future_are_dead_letters(spark: Any, kind: str) -> None:
+    from tests.spark.compare import check_against_oracle
+    from wid.semantics.timeunits import MAX_US, MIN_US
+
+    now_ms = time.time_ns() // 1_000_000
+    times = [now_ms, now_ms - 5_000, NS_IN_MS, MAX_US // 1000 + 1, MIN_US // 1000 - 1,  # out of range
+             MAX_US // 1000, now_ms + 2 * 86_400_000,  # in range, more than a day ahead: in the future
+             now_ms + 3_600_000, None]
+    rows = [{"ts": t, "k": "ab"[i % 2], "v": float(i)} for i, t in enumerate(times)]
+    shape = {"tumbling": {"duration_ms": 60_000}, "session": {"gap_ms": 60_000}, "rolling": {"duration_ms": 60_000}}
+    w = Window(kind=kind, event_time_column="ts", event_time_unit="ms", group_by=["k"], **shape[kind],
+               aggregations=(Aggregation("count", as_="n"), Aggregation("sum", "v", as_="s")))
+    result = check_against_oracle(spark, rows, "ts long, k string, v double", w)  # runs: no overflow error
+    dead = sorted(r.reason for r in result.dead_letter.collect())
+    assert dead == sorted([reasons.OUT_OF_RANGE] * 3 + [reasons.IN_FUTURE] * 2 + [reasons.NULL_EVENT_TIME])
+    unguarded = replace(w, max_future_ms=None)
+    check_against_oracle(spark, rows, "ts long, k string, v double", unguarded)
+
+
+def test_out_of_range_text_decimal_and_timestamp_event_times(spark: Any) -> None:
+    from datetime import datetime
+
+    df = spark.createDataFrame([("1700000000123456789", 1.7e21, datetime(2024, 5, 1)),
+                                ("60000", 60_000.0, datetime(9999, 12, 31, 23, 59))],
+                               "s string, d double, t timestamp").selectExpr("s", "CAST(d AS DECIMAL(38, 0)) AS d", "t")
+    for col, unit, want in (("s", "ms", [reasons.OUT_OF_RANGE]), ("d", "ms", [reasons.OUT_OF_RANGE]),
+                            ("t", "timestamp", [reasons.IN_FUTURE])):
+        w = Window(kind="tumbling", duration_ms=60_000, event_time_column=col, event_time_unit=unit, aggregations=N)
+        result = wid.window_result(df, w)
+        assert [r.reason for r in result.dead_letter.collect()] == want
+        assert [r.n for r in result.output.collect()] == [1]
 
 
 @pytest.mark.parametrize(("kw", "field"), [

@@ -36,6 +36,23 @@ def test_bad_rows_of_both_sides_go_to_the_dead_letter(spark: Any) -> None:
     assert sum(counts.values()) == 7 == len(dead) + counts[None]  # rows_in = rejected + joined
 
 
+def test_a_time_out_of_range_is_a_dead_letter_not_a_failure(spark: Any) -> None:
+    from wid.semantics.window_join import window_join
+
+    left_rows = [{"t": 1_000, "k": "a", "id": 1}, {"t": 1_700_000_000_123_456_789, "k": "a", "id": 2}]
+    right_rows = [{"rt": 900, "rk": "a", "v": 1.5}, {"rt": -10**17, "rk": "a", "v": 9.0}]
+    left = spark.createDataFrame([tuple(r.values()) for r in left_rows], "t long, k string, id int")
+    right = spark.createDataFrame([tuple(r.values()) for r in right_rows], "rt long, rk string, v double")
+    join = WindowJoin(window=(-1000, 0), metrics=SUM, matching_column=(["k"], ["rk"]), time_column=("t", "rt"),
+                      time_unit="ms")
+    result = compile_join(left, right, join, left_source="left", right_source="right").result
+    oracle = window_join(left_rows, right_rows, join)
+    assert sorted((r.source, r.reason) for r in result.dead_letter.collect()) == \
+        sorted((d.source, d.reason) for d in oracle.dead_letter) == \
+        [("left", reasons.OUT_OF_RANGE), ("right", reasons.OUT_OF_RANGE)]
+    assert [(r.id, r.s) for r in result.output.collect()] == [(r["id"], r["s"]) for r in oracle.rows]
+
+
 def frames(spark: Any) -> tuple[Any, Any]:
     left = spark.createDataFrame([(1, "a", 2.0)], "t long, k string, price double")
     right = spark.createDataFrame([(1, "a", 3.0, "x", [1])], "t long, k string, v double, label string, arr array<int>")

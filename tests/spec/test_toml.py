@@ -42,6 +42,31 @@ def test_punctuation_round_trips() -> None:
     assert loads_window(dumps_window(w)) == w
 
 
+@pytest.mark.parametrize("max_future_ms", [None, 1, 3_600_000, 86_400_000, 30 * 86_400_000])
+def test_the_future_guard_round_trips(max_future_ms: int | None) -> None:
+    w = Window(kind="tumbling", duration_ms=60_000, event_time_column="ts", max_future_ms=max_future_ms,
+               aggregations=(Aggregation("count", as_="n"),))
+    assert loads_window(dumps_window(w)).max_future_ms == max_future_ms
+
+
+@pytest.mark.parametrize(("line", "ms"), [('max_future = "off"', None), ('max_future = "OFF"', None),
+                                          ('max_future = "2 hours"', 7_200_000), ("max_future_ms = 5000", 5000),
+                                          ("", 86_400_000)])
+def test_the_future_guard_is_written_as_a_duration_or_off(line: str, ms: int | None) -> None:
+    text = f'[transform.window]\nkind = "tumbling"\nduration_ms = 1000\nevent_time_column = "ts"\n{line}\n' \
+           '[[transform.window.aggregations]]\nagg = "count"\nas = "n"\n'
+    assert loads_window(text).max_future_ms == ms
+
+
+@pytest.mark.parametrize("line", ["max_future_ms = 0", "max_future_ms = -5", 'max_future = "soon"',
+                                  'max_future_ms = "off"'])
+def test_a_bad_future_guard_is_refused_naming_it(line: str) -> None:
+    text = f'[transform.window]\nkind = "tumbling"\nduration_ms = 1000\nevent_time_column = "ts"\n{line}\n' \
+           '[[transform.window.aggregations]]\nagg = "count"\nas = "n"\n'
+    with pytest.raises(ConfigError, match="max_future"):
+        loads_window(text)
+
+
 PIPE = """
 name = "demo"
 [source]

@@ -13,7 +13,7 @@ from pyspark.sql import types as T
 
 from wid.errors import ConfigError, MissingDependencyError
 from wid.io.kafka import connector, read_kafka
-from wid.spark.columns import CORRUPT
+from wid.spark.columns import CORRUPT, ident, sql_string
 from wid.spec.pipeline import STREAM_ONLY, SourceSpec, is_uri
 
 
@@ -55,12 +55,58 @@ def _text_options(spec: SourceSpec) -> dict[str, str]:
 def _inferred(spark: SparkSession, spec: SourceSpec, path: str) -> T.StructType | None:
     """The schema Spark infers for a CSV or JSON source without one (CSV
     with ``inferSchema``), without the column Spark adds for malformed JSON;
-    None for Parquet, whose files carry theirs."""
+    None for Parquet, whose files carry theirs. A CSV header read byte for
+    byte (`_byte_options`) has its names decoded as UTF-8."""
     if spec.format == "parquet":
         return None
-    reader = spark.read.options(**{"inferSchema": "true", **_text_options(spec)})
+    options = _text_options(spec)
+    reader = spark.read.options(**{"inferSchema": "true", **options, **_byte_options(spec, options)})
     found = (reader.csv(path) if spec.format == "csv" else reader.json(path)).schema
-    return T.StructType([f for f in found.fields if f.name != "_corrupt_record"])
+    fields = [f for f in found.fields if f.name != "_corrupt_record"]
+    if _byte_options(spec, options):
+        fields = [T.StructField(f.name.encode(LATIN1).decode("utf-8", "replace"), f.dataType) for f in fields]
+    return T.StructType(fields)
+
+
+# CSV text is read one byte a character (ISO-8859-1 maps each byte to the character of its value), so that
+# the bytes of every value are there to judge: Spark's UTF-8 decoder would put U+FFFD for bytes that are not
+# UTF-8, and a valid U+FFFD in the data would then look the same (`_utf8_checked`).
+LATIN1 = "ISO-8859-1"
+_SEPARATORS = ("sep", "delimiter", "quote", "escape", "comment", "lineSep", "charToEscapeQuoteEscaping")
+
+
+def _byte_options(spec: SourceSpec, options: dict[str, str]) -> dict[str, str]:
+    """The reader options that read a CSV source byte for byte: a CSV in
+    UTF-8 (the default) whose separators and quotes are ASCII (their bytes
+    are then the same characters), and whose header is not checked against
+    the schema; else none, and the source is read as Spark reads it."""
+    encoding = options.get("encoding", options.get("charset", "UTF-8")).replace("-", "").upper()
+    ascii_syntax = all(options.get(k, "").isascii() for k in _SEPARATORS)
+    if spec.format != "csv" or encoding != "UTF8" or not ascii_syntax or options.get("enforceSchema") == "false":
+        return {}
+    return {"encoding": LATIN1}
+
+
+def _utf8_checked(frame: DataFrame) -> DataFrame:
+    """A CSV frame read byte for byte (`_byte_options`) with its text as
+    UTF-8 again; a row holding bytes that are not UTF-8 keeps its values
+    (invalid bytes as U+FFFD) and gets `CORRUPT` (the row as JSON), so that
+    it goes to the dead letter as a malformed record."""
+    def utf8(name: str) -> str:
+        return f"make_valid_utf8(CAST(encode({ident(name)}, '{LATIN1}') AS STRING))"
+
+    def valid(name: str) -> str:
+        return f"coalesce(is_valid_utf8(CAST(encode({ident(name)}, '{LATIN1}') AS STRING)), true)"
+    text = [f.name for f in frame.schema.fields if isinstance(f.dataType, T.StringType) and f.name != CORRUPT]
+    if not text:
+        return frame.selectExpr(*[ident(c) for c in frame.columns if c != CORRUPT],
+                                f"{utf8(CORRUPT)} AS {ident(CORRUPT)}")
+    row = "to_json(named_struct(" + ", ".join(
+        f"{sql_string(c)}, {utf8(c) if c in text else ident(c)}" for c in frame.columns if c != CORRUPT) + "))"
+    corrupt = (f"CASE WHEN {ident(CORRUPT)} IS NOT NULL THEN {utf8(CORRUPT)} "
+               f"WHEN NOT ({' AND '.join(valid(c) for c in text)}) THEN {row} END")
+    return frame.selectExpr(*[f"{utf8(c)} AS {ident(c)}" if c in text else ident(c)
+                              for c in frame.columns if c != CORRUPT], f"{corrupt} AS {ident(CORRUPT)}")
 
 
 def read_files(reader: Any, spec: SourceSpec, path: str, schema: str | T.StructType | None) -> DataFrame:
@@ -68,8 +114,9 @@ def read_files(reader: Any, spec: SourceSpec, path: str, schema: str | T.StructT
     `schema` (DDL). CSV and JSON are read the same way in batch and in
     streaming: PERMISSIVE, keeping the raw text of a record that does not
     fit the schema (bad JSON, a wrong-typed value, a CSV row with too few or
-    too many fields) in `CORRUPT`, so that it reaches the dead letter as it
-    was (`wid.spark.prepare.malformed`). Raises ConfigError naming
+    too many fields, bytes that are not UTF-8: a CSV in UTF-8 is read byte for
+    byte and judged on its bytes, `_byte_options`) in `CORRUPT`, so that it
+    reaches the dead letter as it was (`wid.spark.prepare.malformed`). Raises ConfigError naming
     ``source.options`` for a reader mode that would drop rows silently."""
     options = _text_options(spec)
     mode = options.get("mode", "PERMISSIVE").upper()
@@ -80,13 +127,14 @@ def read_files(reader: Any, spec: SourceSpec, path: str, schema: str | T.StructT
     if spec.format == "parquet":
         frame: DataFrame = (reader.schema(schema) if schema else reader).parquet(path)
         return frame
+    by_byte = _byte_options(spec, options) if mode == "PERMISSIVE" else {}
     if mode == "PERMISSIVE":
         schema = (T.StructType([*schema.fields, T.StructField(CORRUPT, T.StringType())])
                   if isinstance(schema, T.StructType) else f"{schema}, {CORRUPT} STRING")
         reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
-    reader = reader.schema(schema)
+    reader = reader.options(**by_byte).schema(schema)
     frame = reader.csv(path) if spec.format == "csv" else reader.json(path)
-    return frame
+    return _utf8_checked(frame) if by_byte else frame
 
 
 def read_stream(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> DataFrame:

@@ -20,7 +20,7 @@ from wid.semantics.aggregate_values import aggregate_value
 from wid.semantics.ranks import count_complete, count_extent, rank_order, sql_sort_key
 from wid.semantics.rolling import rolling_extent
 from wid.semantics.sessions import sessionize
-from wid.semantics.timeunits import event_time_us, ms_to_us
+from wid.semantics.timeunits import event_time_us, in_future, in_range, ms_to_us, now_us
 from wid.semantics.windowing import Hopping, Landmark, Tumbling
 from wid.spec.window import Window
 
@@ -61,15 +61,18 @@ class OracleResult:
         return self.rows_in - self.rows_rejected
 
 
-def evaluate(rows: Sequence[Row], window: Window) -> OracleResult:
+def evaluate(rows: Sequence[Row], window: Window, *, now_ms: int | None = None) -> OracleResult:
     """Evaluate `window` over `rows` (mappings from column name to value).
 
     The event-time column holds datetimes (unit ``timestamp``) or integers
-    (units ``ms``/``us``). Output rows follow the column
-    order, window bounds in epoch microseconds, sorted canonically.
-    Raises TypeError on event-time values of the wrong type.
+    (units ``ms``/``us``). `now_ms` is the processing time (epoch ms) the
+    `max_future_ms` guard measures from: a batch query's, which Spark reads
+    once per query (``current_timestamp()``); default the clock now. Output
+    rows follow the column order, window bounds in epoch microseconds,
+    sorted canonically. Raises TypeError on event-time values of the wrong
+    type.
     """
-    good, dead = _split(rows, window)
+    good, dead = _split(rows, window, now_us() if now_ms is None else ms_to_us(now_ms))
     kind = window.kind
     if kind == "rolling":
         out = _rolling(good, window)
@@ -83,11 +86,11 @@ def evaluate(rows: Sequence[Row], window: Window) -> OracleResult:
     return OracleResult(out, dead, len(rows))
 
 
-def _split(rows: Sequence[Row], w: Window) -> tuple[list[dict[str, Any]], list[DeadLetter]]:
+def _split(rows: Sequence[Row], w: Window, now: int) -> tuple[list[dict[str, Any]], list[DeadLetter]]:
     good: list[dict[str, Any]] = []
     dead: list[DeadLetter] = []
     for row in rows:
-        reason = reject_reason(row, w)
+        reason = reject_reason(row, w, now)
         if reason is not None:
             dead.append(DeadLetter(reason, row))
             continue
@@ -96,11 +99,17 @@ def _split(rows: Sequence[Row], w: Window) -> tuple[list[dict[str, Any]], list[D
     return good, dead
 
 
-def reject_reason(row: Row, w: Window) -> str | None:
-    """Why `row` cannot be windowed (docs/semantics.md#completeness), or None: a null
-    event time, a null key, a bad session gap, a time before the landmark."""
+def reject_reason(row: Row, w: Window, now: int) -> str | None:
+    """Why `row` cannot be windowed (docs/semantics.md#bad-input), or None,
+    first match wins: a null event time, one outside Spark's TIMESTAMP
+    range, one more than `max_future_ms` ahead of the processing time `now`
+    (epoch microseconds), a null key, a bad session gap, a time before the
+    landmark."""
     if row.get(w.event_time_column or "") is None:
         return reasons.NULL_EVENT_TIME
+    time_reason = event_time_reason(event_time_us(row[w.event_time_column or ""], w.event_time_unit), w, now)
+    if time_reason is not None:
+        return time_reason
     for col in w.key_columns:
         if row[col] is None:
             return reasons.null_key(col)
@@ -113,6 +122,16 @@ def reject_reason(row: Row, w: Window) -> str | None:
         if ts is not None and ts < ms_to_us(w.landmark_ms):
             return reasons.BEFORE_LANDMARK
     return None
+
+
+def event_time_reason(ts: int | None, w: Window, now: int) -> str | None:
+    """Why event time `ts` (epoch microseconds) is bad input at processing
+    time `now`, or None: out of Spark's range, or too far in the future."""
+    if ts is None:
+        return None
+    if not in_range(ts):
+        return reasons.OUT_OF_RANGE
+    return reasons.IN_FUTURE if in_future(ts, now, w.max_future_ms) else None
 
 
 def _key(row: Row, columns: Iterable[str]) -> tuple[Any, ...]:

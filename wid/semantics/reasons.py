@@ -6,6 +6,8 @@ from __future__ import annotations
 NULL_EVENT_TIME = "null event time"
 UNPARSEABLE_EVENT_TIME = "unparseable event time"
 BEFORE_LANDMARK = "event time before landmark_ms"
+OUT_OF_RANGE = "event time out of range"  # outside Spark's TIMESTAMP range, or too large to convert (timeunits)
+IN_FUTURE = "event time in the future"  # more than max_future_ms ahead of the micro-batch's processing time
 MALFORMED = "malformed record (unparseable, not valid UTF-8, or a value of the wrong type)"
 
 

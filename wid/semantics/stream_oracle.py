@@ -7,7 +7,10 @@ Per micro-batch b, with ``C(g)`` a group's closing point (the global
 watermark, or its scope's keyed punctuation if later; `wid.semantics.watermark`):
 
 1. Punctuation rows (marked by `is_punctuation`) are never aggregated; bad
-   rows are rejected with a reason, as in batch.
+   rows are rejected with a reason, as in batch, the micro-batch's timestamp
+   (`MicroBatch.batch_ms`) being the processing time the `max_future_ms`
+   guard measures from. A rejected row moves no watermark, and neither does a
+   punctuation whose time a row would be rejected for.
 2. Each good row is judged against ``C_(b-1)(g)``, what was closed before
    this batch. With ``A`` = `allowed_lateness_ms` under ``late_data =
    "reopen"`` and 0 otherwise:
@@ -57,7 +60,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from wid.semantics import reasons
-from wid.semantics.oracle import DeadLetter, reject_reason, window_row
+from wid.semantics.oracle import DeadLetter, event_time_reason, reject_reason, window_row
 from wid.semantics.sessions import sessionize
 from wid.semantics.stream_landmark import LandmarkRules
 from wid.semantics.stream_ranked import CountRules, RollingRules, stream_problem
@@ -138,13 +141,14 @@ class _Stream:
         seen: dict[str, SourceBatch] = {}
         marks_before, keyed_before = self.marks, dict(self.keyed)
         keyed: dict[Group, int] = {}
+        now = ms_to_us(batch.batch_ms)
         for source, row in batch.rows:
             if self.is_punctuation(row):
                 out.punctuations += 1
-                self._punctuate(source, row, seen, keyed)
+                self._punctuate(source, row, seen, keyed, now)
                 continue
             out.rows_in += 1
-            reason = reject_reason(row, self.w)
+            reason = reject_reason(row, self.w, now)
             if reason is not None:
                 out.rejected.append(DeadLetter(reason, row))
                 continue
@@ -161,11 +165,14 @@ class _Stream:
         out.emitted = self._emit(index, lambda g: self.closing(g, marks_before, keyed_before))
         return out
 
-    def _punctuate(self, source: str, row: Row, seen: dict[str, SourceBatch], keyed: dict[Group, int]) -> None:
+    def _punctuate(self, source: str, row: Row, seen: dict[str, SourceBatch], keyed: dict[Group, int],
+                   now: int) -> None:
+        """A punctuation's time advances its scope; one that a data row would
+        be rejected for (none, out of range, too far in the future) says nothing."""
         p = self.w.punctuation
         assert p is not None
         value = event_time_us(row[p.time_column or self.w.event_time_column or ""], self.w.event_time_unit)
-        if value is None:
+        if value is None or event_time_reason(value, self.w, now) is not None:
             return
         if p.scope:
             scope = tuple(row[c] for c in p.scope)

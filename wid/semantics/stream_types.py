@@ -18,7 +18,9 @@ TS = "__wid_ts_us"
 @dataclass(frozen=True)
 class MicroBatch:
     """One micro-batch: ``(source name, row)`` pairs and the batch
-    timestamp in epoch milliseconds (what idleness is measured on)."""
+    timestamp in epoch milliseconds, Spark's processing time of the
+    micro-batch (what idleness and the `max_future_ms` guard are measured
+    on)."""
 
     rows: Sequence[tuple[str, Row]]
     batch_ms: int = 0

@@ -55,7 +55,7 @@ from wid.semantics import reasons
 from wid.semantics.aggregate_values import aggregate_value
 from wid.semantics.oracle import DeadLetter, OracleResult
 from wid.semantics.ranks import sql_sort_key
-from wid.semantics.timeunits import event_time_us, ms_to_us
+from wid.semantics.timeunits import event_time_us, in_range, ms_to_us
 from wid.spec.aggregation import Aggregation
 from wid.spec.join import ColumnMetric, WindowJoin, metric_alias
 
@@ -92,18 +92,21 @@ def split_side(rows: Sequence[Row], join: WindowJoin, side: str,
            now_us: int | None) -> tuple[list[dict[str, Any]], list[DeadLetter]]:
     """`rows` of one `side` (``left``/``right``) split into good rows, each
     with its time in epoch microseconds under `TS` (`now_us` with
-    `use_system_time`), and dead letters (NULL time or matching column)."""
+    `use_system_time`), and dead letters (NULL time, a time out of Spark's
+    range, or a NULL matching column)."""
     time = join.left_time if side == "left" else join.right_time
     keys = join.left_keys if side == "left" else join.right_keys
     good: list[dict[str, Any]] = []
     dead: list[DeadLetter] = []
     for row in rows:
+        ts = now_us if time is None else event_time_us(row[time], join.time_unit)
         missing = [reasons.NULL_EVENT_TIME] if time is not None and row[time] is None else []
+        if ts is not None and not in_range(ts):
+            missing = [reasons.OUT_OF_RANGE]
         reason = next(iter(missing + [reasons.null_key(k) for k in keys if row[k] is None]), None)
         if reason is not None:
             dead.append(DeadLetter(reason, row, side))
             continue
-        ts = now_us if time is None else event_time_us(row[time], join.time_unit)
         good.append({**row, TS: ts})
     return good, dead
 

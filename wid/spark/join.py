@@ -62,8 +62,9 @@ def batch_join(left: DataFrame, right: DataFrame, join: WindowJoin, columns: lis
 
 def prepare_side(df: DataFrame, join: WindowJoin, side: str) -> DataFrame:
     """`df` plus `TS` (epoch microseconds) and `REASON`: the first of a
-    malformed record, a NULL time, an unparseable time, a NULL matching
-    column (in declared order). Raises ConfigError for missing columns."""
+    malformed record, a NULL time, an unparseable time, a time out of
+    Spark's range, a NULL matching column (in declared order). Raises
+    ConfigError for missing columns."""
     keys, time = (join.left_keys, join.left_time) if side == "left" else (join.right_keys, join.right_time)
     _check_columns(df, join, side)
     checks: list[Check] = []
@@ -73,8 +74,9 @@ def prepare_side(df: DataFrame, join: WindowJoin, side: str) -> DataFrame:
     if time is None:
         us = NOW_US
     else:
-        us, unparseable = event_time_us(df, time, join.time_unit, field="time_unit")
-        checks += [(f"{ident(time)} IS NULL", reasons.NULL_EVENT_TIME), (unparseable, reasons.UNPARSEABLE_EVENT_TIME)]
+        ts = event_time_us(df, time, join.time_unit, field="time_unit")
+        us = ts.us
+        checks += [(f"{ident(time)} IS NULL", reasons.NULL_EVENT_TIME), *ts.checks]
     checks += [(f"{ident(k)} IS NULL", reasons.null_key(k)) for k in keys]
     return marked(df, us, checks)
 

@@ -21,7 +21,7 @@ them, and `wall_clock` tells the output stage to give the bounds back as
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -29,6 +29,7 @@ from pyspark.sql import types as T
 
 from wid.errors import ConfigError
 from wid.semantics import reasons
+from wid.semantics.timeunits import MAX_US, MIN_US, US_PER_MS
 from wid.spark.columns import CORRUPT, PREFIX, REASON, TS, ident, sql_string, wall_clock_us
 from wid.spark.source_files import with_source_file
 from wid.spec.pipeline import KAFKA_VALUE
@@ -37,7 +38,6 @@ from wid.spec.window import Window
 _ROLES = ("event_time_column", "gap_column", "order_by", "tie_breaker")
 NUMERIC = "_wid_num_"  # + column: a string column an aggregation reads as a number, as DOUBLE
 REJECTED_FILE = "_wid_rejected_file"  # the file a rejected row was read from (NULL for good rows)
-REPLACEMENT = "\ufffd"  # what a decoder puts for bytes that are not UTF-8
 DEAD_LETTER_COLUMNS = ("reason", "source", "source_file", "row_json")
 Check = tuple[str, str]  # (SQL condition, the reason of a row it holds for)
 
@@ -61,42 +61,75 @@ def check_columns(df: DataFrame, window: Window) -> None:
                               "fix the name, or derive the column in a [transform] sql pre-stage")
 
 
-NOW_US = "unix_micros(current_timestamp())"  # processing time, epoch microseconds
+NOW_US = "unix_micros(current_timestamp())"  # processing time, epoch microseconds (a micro-batch's timestamp)
 
 
-def event_time(df: DataFrame, window: Window) -> tuple[str, str]:
-    """SQL text: (`window`'s event time of `df`'s rows in epoch
-    microseconds, true where a non-null value did not parse); the time now
-    under processing time. Raises ConfigError as `event_time_us`."""
+@dataclass(frozen=True)
+class EventTime:
+    """An event time as SQL text: `us`, epoch microseconds (NULL where the
+    value does not convert), and `checks`, the (condition, reason) pairs of
+    the values that are bad input, in order (`first_reason`)."""
+
+    us: str
+    checks: tuple[Check, ...] = ()
+
+    @property
+    def valid_us(self) -> str:
+        """SQL text: `us` where no check holds, else NULL (a punctuation's
+        time that a data row would be rejected for says nothing)."""
+        if not self.checks:
+            return self.us
+        return "CASE " + " ".join(f"WHEN {cond} THEN NULL" for cond, _ in self.checks) + f" ELSE {self.us} END"
+
+
+def event_time(df: DataFrame, window: Window) -> EventTime:
+    """`window`'s event time of `df`'s rows (`event_time_us`), with the
+    `max_future_ms` guard: a time more than that ahead of the processing
+    time (``current_timestamp()``: on a stream, the micro-batch's timestamp,
+    which Spark records in its offset log, so a replay judges the same) is
+    "event time in the future". The time now under processing time. Raises
+    ConfigError as `event_time_us`."""
     if window.time_mode == "processing":
-        return NOW_US, "false"
-    return event_time_us(df, window.event_time_column or "", window.event_time_unit)
+        return EventTime(NOW_US)
+    found = event_time_us(df, window.event_time_column or "", window.event_time_unit)
+    if window.max_future_ms is None:
+        return found
+    future = f"({found.us} > {NOW_US} + {window.max_future_ms * 1000}L)"
+    return replace(found, checks=(*found.checks, (future, reasons.IN_FUTURE)))
 
 
-def event_time_us(df: DataFrame, name: str, unit: str, field: str = "event_time_unit") -> tuple[str, str]:
-    """SQL text: column `name` in `unit` (``timestamp``, ``ms``, ``us``) as
-    epoch microseconds (a ``TIMESTAMP_NTZ`` as its wall clock read as UTC),
-    and true where a non-null value did not parse. Raises ConfigError
-    naming `field` when the column's type does not fit the unit."""
+def event_time_us(df: DataFrame, name: str, unit: str, field: str = "event_time_unit") -> EventTime:
+    """Column `name` in `unit` (``timestamp``, ``ms``, ``us``) as epoch
+    microseconds (a ``TIMESTAMP_NTZ`` as its wall clock read as UTC), with
+    its checks: a text that does not parse ("unparseable event time"), and
+    a value outside Spark's TIMESTAMP range or too large to convert ("event
+    time out of range": ``try_multiply``, so that one row never fails the
+    query). A NULL is the caller's check. Raises ConfigError naming `field`
+    when the column's type does not fit the unit."""
     col = ident(name)
     dtype = df.schema[name].dataType
+    text = isinstance(dtype, T.StringType)
     if unit == "timestamp":
         if isinstance(dtype, T.TimestampNTZType):
-            us = wall_clock_us(col)
+            raw = wall_clock_us(col)
         elif isinstance(dtype, T.TimestampType | T.DateType):
-            us = f"unix_micros(CAST({col} AS TIMESTAMP))"
-        elif isinstance(dtype, T.StringType):
-            us = f"unix_micros(try_to_timestamp({col}))"
+            raw = f"unix_micros(CAST({col} AS TIMESTAMP))"
+        elif text:
+            raw = f"unix_micros(try_to_timestamp({col}))"
         else:
             raise ConfigError(field, f"column '{name}' is {dtype.simpleString()}, "
                               "not a timestamp", f"declare {field} = 'ms' or 'us' for epoch numbers")
+        us = raw
     else:
         if not isinstance(dtype, T.IntegralType | T.StringType | T.DecimalType):
             raise ConfigError(field, f"{field} = '{unit}' needs an integer column; "
                               f"'{name}' is {dtype.simpleString()}", "cast it in a [transform] sql pre-stage")
-        raw = f"{'try_cast' if isinstance(dtype, T.StringType) else 'CAST'}({col} AS BIGINT)"
-        us = f"({raw} * 1000)" if unit == "ms" else raw  # long * int: long
-    return us, f"({col} IS NOT NULL AND {us} IS NULL)"
+        raw = f"{'CAST' if isinstance(dtype, T.IntegralType) else 'try_cast'}({col} AS BIGINT)"
+        us = f"try_multiply({raw}, {US_PER_MS}L)" if unit == "ms" else raw
+    checks: list[Check] = [(f"({col} IS NOT NULL AND {raw} IS NULL)", reasons.UNPARSEABLE_EVENT_TIME)] if text else []
+    checks.append((f"({col} IS NOT NULL AND ({us} IS NULL OR {us} < {MIN_US}L OR {us} > {MAX_US}L))",
+                   reasons.OUT_OF_RANGE))
+    return EventTime(us, tuple(checks))
 
 
 def wall_clock(df: DataFrame, window: Window) -> bool:
@@ -129,15 +162,10 @@ def _string_columns(df: DataFrame, names: tuple[str, ...] | None = None) -> list
 def malformed(df: DataFrame) -> str | None:
     """True for a record the file reader could not read as declared: it kept
     the raw text in `CORRUPT` (bad JSON, a wrong-typed value, a CSV row with
-    too few or too many fields), or a text column holds U+FFFD, which the
-    decoder puts for bytes that are not UTF-8 (CSV keeps such rows, JSON
-    rejects them). None when `df` was not read by wid's file reader. SQL
-    text."""
-    if CORRUPT not in df.columns:
-        return None
-    checks = [f"{ident(CORRUPT)} IS NOT NULL",
-              *[f"contains({ident(c)}, {sql_string(REPLACEMENT)})" for c in _string_columns(df)]]
-    return f"coalesce(greatest({', '.join(checks)}), false)" if len(checks) > 1 else checks[0]
+    too few or too many fields, bytes that are not UTF-8: judged on the
+    bytes, `wid.io.sources.read_files`, so a valid U+FFFD is valid). None
+    when `df` was not read by wid's file reader. SQL text."""
+    return f"{ident(CORRUPT)} IS NOT NULL" if CORRUPT in df.columns else None
 
 
 def numeric_casts(df: DataFrame, window: Window) -> dict[str, str]:
@@ -165,20 +193,22 @@ def prepare(df: DataFrame, window: Window, *, files: bool = True) -> DataFrame:
     """`df` plus `TS`, `REASON`, the `numeric_casts` and, with `files`,
     `REJECTED_FILE` (see `marked`). Reasons, first match
     wins: a malformed record (`malformed`), null event time, unparseable
-    event time, null key column (partition then group), null or
+    event time, event time out of range, event time in the future
+    (`event_time`), null key column (partition then group), null or
     non-positive session gap, event time before the landmark, a value an
     aggregation reads as a number that is not one. Raises ConfigError for
     missing columns or an event-time type that does not fit
     `event_time_unit`."""
     check_columns(df, window)
-    us, unparseable = event_time(df, window)
+    ts = event_time(df, window)
+    us = ts.us
     checks: list[Check] = []
     bad_record = malformed(df)
     if bad_record is not None:
         checks.append((bad_record, reasons.MALFORMED))
     if window.time_mode == "event":
         checks.append((f"{ident(window.event_time_column or '')} IS NULL", reasons.NULL_EVENT_TIME))
-        checks.append((unparseable, reasons.UNPARSEABLE_EVENT_TIME))
+    checks += ts.checks
     checks += [(f"{ident(c)} IS NULL", reasons.null_key(c)) for c in window.key_columns]
     if window.gap_column:
         gap = ident(window.gap_column)

@@ -14,7 +14,9 @@ Units: ``microsecond``, ``millisecond`` (``ms``), ``second`` (``s``),
 ``minute`` (``min``), ``hour`` (``h``), ``day`` (``d``), ``week``, singular
 or plural, case-insensitive, with an optional leading ``interval``. Months
 and years have no fixed length and are refused, as Spark refuses them for a
-window. The sum must be a whole number of milliseconds.
+window. The sum must be a whole number of milliseconds. A guard whose Python
+value None turns it off (`max_future_ms`) takes ``"off"`` as its text
+(``max_future = "off"``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ MS_PER_UNIT: dict[str, Decimal] = {
     "week": Decimal(604_800_000),
 }
 INSTANTS = ("landmark_ms",)  # epoch-ms fields that are points in time, not durations
+OFF = "off"  # the text that turns off a guard whose Python value is None (``max_future = "off"``)
+SWITCHABLE = ("max_future_ms",)  # fields that take OFF
 _TERM = re.compile(r"\s*([+-]?\d+(?:\.\d+)?)\s*([a-z]+)\s*", re.I)
 
 
@@ -101,9 +105,12 @@ def as_ms(value: object, field: str) -> object:
     return value
 
 
-def written_value(field: str, value: object, path: str) -> int:
+def written_value(field: str, value: object, path: str) -> int | None:
     """The milliseconds of TOML key `field` without its ``_ms`` (``duration =
-    "1 hour"``), for the ``*_ms`` field `field`."""
+    "1 hour"``), for the ``*_ms`` field `field`; None for `OFF` where the
+    field takes it (`SWITCHABLE`)."""
+    if field in SWITCHABLE and isinstance(value, str) and value.strip().lower() == OFF:
+        return None
     if field in INSTANTS:
         if not isinstance(value, str | datetime):
             raise ConfigError(path, f"must be a timestamp, got {value!r}")
@@ -114,4 +121,4 @@ def written_value(field: str, value: object, path: str) -> int:
     return parse_duration_ms(value, path)
 
 
-__all__ = ["INSTANTS", "MS_PER_UNIT", "as_ms", "parse_duration_ms", "parse_instant_ms", "written_value"]
+__all__ = ["INSTANTS", "MS_PER_UNIT", "OFF", "SWITCHABLE", "as_ms", "parse_duration_ms", "parse_instant_ms", "written_value"]

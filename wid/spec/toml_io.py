@@ -48,7 +48,7 @@ import tomli_w
 
 from wid.errors import ConfigError
 from wid.spec.aggregation import Aggregation
-from wid.spec.durations import written_value
+from wid.spec.durations import OFF, written_value
 from wid.spec.join import ColumnMetric, JoinStage, WindowJoin
 from wid.spec.pipeline import (
     KAFKA_EVENT_TIME,
@@ -120,6 +120,9 @@ def _dump(obj: Any) -> dict[str, Any]:
         value = getattr(obj, f.name)
         default = f.default if f.default is not MISSING else (
             f.default_factory() if f.default_factory is not MISSING else MISSING)
+        if value is None and default not in (None, MISSING) and f.name.endswith("_ms"):
+            out[f.name[:-3]] = OFF  # a guard turned off: max_future = "off"
+            continue
         if value == default or value is None:
             continue
         out[renames.get(f.name, f.name)] = list(value) if isinstance(value, tuple) else value

@@ -46,6 +46,9 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "rolling": ("duration_ms",),
     "landmark": ("hop_ms", "landmark_ms"),
 }
+# How far ahead of the processing time an event time may lie before its row is bad input ("event time in the
+# future"): a clock error or a unit mistake one row deep would otherwise move the watermark past every later row.
+DEFAULT_MAX_FUTURE_MS = 86_400_000
 FINAL_COLUMN = "is_final"  # with emit = "on_update", says whether a row is the window's final value
 _CHOICES: dict[str, tuple[str, ...]] = {
     "event_time_unit": ("timestamp", "ms", "us"),
@@ -133,7 +136,9 @@ class Window:
     says whether the row is the window's final value.
 
     Completeness (docs/semantics.md#completeness): `lateness_ms`, `source_idleness_ms`,
-    `punctuation`, `late_data` (``drop``, ``dlq``, ``reopen`` with
+    `max_future_ms` (a row whose event time lies more than this ahead of its micro-batch's processing
+    time is rejected, "event time in the future", and moves no watermark; default one day, None turns
+    the guard off), `punctuation`, `late_data` (``drop``, ``dlq``, ``reopen`` with
     `allowed_lateness_ms`), `late_mode` (``generous`` or ``consistent``),
     `emit` (``on_close`` or ``on_update``) and the state caps
     `max_groups_per_window` (mandatory in streaming) and `on_state_cap`.
@@ -163,6 +168,7 @@ class Window:
     tie_breaker: str | None = None
     lateness_ms: int = 0
     source_idleness_ms: int | None = None
+    max_future_ms: int | None = DEFAULT_MAX_FUTURE_MS
     late_data: Literal["drop", "dlq", "reopen"] = "drop"
     allowed_lateness_ms: int | None = None
     late_mode: Literal["generous", "consistent"] = "generous"
@@ -268,7 +274,7 @@ def _validate_kind_fields(w: Window) -> None:
 
 def _validate_numbers(w: Window) -> None:
     positive = ("duration_ms", "hop_ms", "gap_ms", "size_rows", "hop_rows", "every_rows",
-                "max_duration_ms", "max_groups_per_window", "source_idleness_ms")
+                "max_duration_ms", "max_groups_per_window", "source_idleness_ms", "max_future_ms")
     whole = ("origin_ms", "landmark_ms", "lateness_ms", "allowed_lateness_ms")
     for name in positive + whole:
         value = getattr(w, name)

@@ -19,9 +19,9 @@ from wid.kernels.operator.packing import BATCH_MS, SHARD, read_summaries, split,
 from wid.kernels.operator.shard import Emitted, MemoryStore, ShardOutput, Store, run_batch, tables
 from wid.kernels.operator.state_cache import CachedStore
 from wid.kernels.tables import CLOCK, ORIGINAL, PTIME, PUNCT, SRC, TS
-from wid.semantics.oracle import DeadLetter, reject_reason
+from wid.semantics.oracle import DeadLetter, event_time_reason, reject_reason
 from wid.semantics.stream_oracle import BatchResult, Emission, LateRow, MicroBatch
-from wid.semantics.timeunits import event_time_us
+from wid.semantics.timeunits import event_time_us, ms_to_us
 from wid.semantics.watermark import partition_id
 from wid.spark.operator.query import operator_spec
 from wid.spec.pipeline import KAFKA_PARTITION, KAFKA_TOPIC
@@ -72,12 +72,14 @@ class LocalOperator:
                 out.punctuations += 1
             else:
                 out.rows_in += 1
-                reason = reject_reason(row, w)
+                reason = reject_reason(row, w, ms_to_us(batch.batch_ms))
                 if reason is not None:
                     out.rejected.append(DeadLetter(reason, row))
                     continue
             time_col = (w.punctuation.time_column if punct and w.punctuation else None) or w.event_time_column or ""
             ts = event_time_us(row.get(time_col), w.event_time_unit)
+            if punct and ts is not None and event_time_reason(ts, w, ms_to_us(batch.batch_ms)) is not None:
+                ts = None  # as Spark's prepare marks it: a punctuation time a row would be rejected for says nothing
             scope = w.punctuation.scope if w.punctuation and w.punctuation.scope else w.closing_columns
             full = {c: row.get(c) for c in self.schema.names}
             rows.append({**full, **{ORIGINAL + c: v for c, v in full.items() if c in self.spec.dead_letter_columns},

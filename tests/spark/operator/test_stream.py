@@ -141,8 +141,9 @@ def test_timestamp_event_times_and_late_rows_as_json(spark: Any, tmp_path: Path)
     dead letter as the JSON Spark writes for it."""
     from datetime import UTC, datetime, timedelta
 
+    from tests.fixtures import stamped
     from wid import Aggregation, Window
-    from wid.semantics.stream_oracle import MicroBatch, run_stream
+    from wid.semantics.stream_oracle import run_stream
 
     t0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
     files = [[("a", t0 + timedelta(seconds=s)) for s in (1, 4, 12)], [("a", t0 + timedelta(seconds=2))],
@@ -170,7 +171,7 @@ def test_timestamp_event_times_and_late_rows_as_json(spark: Any, tmp_path: Path)
         "checkpointLocation", str(tmp_path / "c2")).trigger(availableNow=True).start()
     query.awaitTermination()
     naive = [[{"k": k, "ts": t.replace(tzinfo=None)} for k, t in rows] for rows in files]
-    oracle = run_stream([MicroBatch([("source", r) for r in rows], i) for i, rows in enumerate(naive)], window)
+    oracle = run_stream(stamped(naive), window)
     want = sorted((e.row["k"], e.row["n"], e.row["last_ts"]) for o in oracle for e in o.emitted)
     assert sorted((g["k"], g["n"], g["last_ts"].replace(tzinfo=None)) for g in got) == want
     assert [json.loads(d["row_json"]) for d in dead] == [{"k": "a", "ts": "2024-03-01T12:00:02.000Z"}]

@@ -138,7 +138,7 @@ def _source_rows(frame: DataFrame, window: Window, source: str, dead_letter: boo
     if p is not None:
         marked = punctuation_mark(p.predicate)
         timed = replace(window, event_time_column=p.time_column) if p.time_column else window
-        ptime = F.when(marked, sql(event_time(frame, timed)[0]))
+        ptime = F.when(marked, sql(event_time(frame, timed).valid_us))
     scope = p.scope if p is not None else ()
     rejected = ~marked & F.col(REASON).isNotNull()
     numeric = numeric_window(frame, window)
