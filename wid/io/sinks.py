@@ -102,10 +102,10 @@ def write(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str], titl
     txnAppId/txnVersion)."""
     if sink.kind == "delta":
         lakehouse.merge(df, resolve(sink.path or "", base_dir), key, lakehouse.txn(batch.query_id, "upsert", batch.batch_id),
-                        sink.options)
+                        sink.spark_options())
         return None
     if sink.kind == "iceberg":  # idempotent by content: Iceberg has no txnAppId
-        iceberg.merge(df, resolve(sink.path or "", base_dir), sink.table or "", key, sink.options)
+        iceberg.merge(df, resolve(sink.path or "", base_dir), sink.table or "", key, sink.spark_options())
         return None
     if sink.kind in SQL_SINKS:
         def attempt(con: Any, dialect: Dialect) -> tuple[int, Refused]:
@@ -118,7 +118,7 @@ def write(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str], titl
     if sink.kind == "kafka":
         return kafka.send(kafka.window_messages(df, key, batch), sink, batch)
     if sink.kind == "parquet":
-        df.write.mode(sink.mode).options(**{k: str(v) for k, v in sink.options.items()}).parquet(
+        df.write.mode(sink.mode).options(**sink.spark_options()).parquet(
             resolve(sink.path or "", base_dir))
         return None
     return write_console(df, sink.rows, title)
