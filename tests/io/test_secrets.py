@@ -186,3 +186,11 @@ schema = "ts''', 1)
     for out in outputs:
         assert "J4as-Pl4nted" not in out and "S3-Pl4nted" not in out, out
     assert wid.dumps_pipeline(spec).count('= "***"') == 2
+
+
+def test_a_sink_path_is_described_without_the_password_it_holds() -> None:
+    from wid.io.sinks import describe
+    from wid.spec.pipeline import SinkSpec
+
+    where = describe(SinkSpec("parquet", path="s3a://AKIA:Pl4nted@bucket/windows"), ".")
+    assert "Pl4nted" not in where and "s3a://AKIA:***@bucket/windows" in where, where

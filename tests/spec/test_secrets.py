@@ -200,3 +200,14 @@ def test_a_missing_variable_names_itself_its_option_and_the_process(monkeypatch:
     message = str(err.value)
     assert message.startswith("url_env: environment variable WID_TEST_UNSET is not set in the Spark Connect "
                               "server's stream writer (pid ") and "server's environment" in message, message
+
+
+def test_a_path_holding_a_password_is_masked_in_messages() -> None:
+    with pytest.raises(ConfigError) as err:
+        SinkSpec("sqlite", path="s3a://AKIA:Pl4nted@bucket/x.sqlite", table="t")
+    assert "Pl4nted" not in str(err.value) and "s3a://AKIA:***@bucket/x.sqlite" in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        PipelineSpec(name="p", source=SourceSpec("csv", path="x.csv"), window=spec_with_inline_secrets().window,
+                     target=SinkSpec("parquet", path="s3a://AKIA:Pl4nted@b/w"), dead_letter=SinkSpec("parquet", path="d"),
+                     spark={"master": "sc://spark:15002/;token=Pl4nted"})
+    assert "Pl4nted" not in str(err.value) and "token=***" in str(err.value)

@@ -31,22 +31,25 @@ from wid.io.sql_sinks import (
 )
 from wid.io.sql_sinks import describe as describe_database
 from wid.spec.pipeline import SQL_SINKS, SinkSpec
+from wid.spec.secrets import mask_url
 
 ONE_RUN = Batch()  # a batch run: micro-batch 0, no replay
 
 
 def describe(sink: SinkSpec, base_dir: str) -> str:
-    """Where a sink writes, for messages (no password)."""
+    """Where a sink writes, for messages (no password: a path is a URI that
+    may hold one, shown through `mask_url`)."""
     if sink.kind in SQL_SINKS:
         return describe_database(sink, base_dir)
+    path = mask_url(resolve(sink.path or "", base_dir))
     if sink.kind == "parquet":
-        return f"Parquet {resolve(sink.path or '', base_dir)} ({sink.mode})"
+        return f"Parquet {path} ({sink.mode})"
     if sink.kind == "kafka":
         return f"Kafka topic {sink.topic}"
     if sink.kind == "delta":
-        return f"Delta table {resolve(sink.path or '', base_dir)}"
+        return f"Delta table {path}"
     if sink.kind == "iceberg":
-        return f"Iceberg table {sink.table} in {resolve(sink.path or '', base_dir)}"
+        return f"Iceberg table {sink.table} in {path}"
     return "the console"
 
 

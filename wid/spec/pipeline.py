@@ -230,7 +230,7 @@ class SinkSpec:
         if self.kind in ("sqlite", "parquet", *TABLE_FORMATS) and not self.path:
             raise ConfigError("path", f"kind = '{self.kind}' needs a path")
         if self.kind == "sqlite" and is_uri(str(self.path)):
-            raise ConfigError("path", f"SQLite writes a local file, not {self.path!r}",
+            raise ConfigError("path", f"SQLite writes a local file, not {mask_url(str(self.path))!r}",
                               "give a local path, or use kind = 'parquet' or 'postgres'")
         if self.kind in ("sqlite", "postgres"):
             check_identifier("table", self.table, "name the table with letters, digits and _")
@@ -448,7 +448,7 @@ def check_distinct_tables(target: SinkSpec, dead_letter: SinkSpec) -> None:
     if target.kind in TABLE_FORMATS and (dead_letter.kind, dead_letter.path, dead_letter.table) == \
             (target.kind, target.path, target.table):
         raise ConfigError("dead_letter.path", f"the dead letter and the target are the same {target.kind} table "
-                          f"{target.path!r}", 'give the dead letter its own path, e.g. "dead_letter.delta"')
+                          f"{mask_url(str(target.path))!r}", 'give the dead letter its own path, e.g. "dead_letter.delta"')
 
 
 @dataclass(frozen=True)
