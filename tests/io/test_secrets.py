@@ -194,3 +194,53 @@ def test_a_sink_path_is_described_without_the_password_it_holds() -> None:
 
     where = describe(SinkSpec("parquet", path="s3a://AKIA:Pl4nted@bucket/windows"), ".")
     assert "Pl4nted" not in where and "s3a://AKIA:***@bucket/windows" in where, where
+
+
+STREAM = """
+name = "env-stream"
+
+[source]
+format = "csv"
+path = "land"
+stream = true
+schema = "ts TIMESTAMP, k STRING"
+
+[transform.window]
+kind = "tumbling"
+duration_ms = 60000
+event_time_column = "ts"
+group_by = ["k"]
+max_groups_per_window = 100
+
+[[transform.window.aggregations]]
+agg = "count"
+as = "n"
+
+[stream]
+checkpoint = "ck"
+
+[target]
+kind = "postgres"
+url_env = "WID_TEST_STREAM_PG_UNSET"
+table = "windows"
+
+[dead_letter]
+kind = "sqlite"
+path = "out.sqlite"
+table = "dead_letter"
+"""
+
+
+@pytest.mark.leg  # on Spark Connect a stream's writer runs on the server, in a process of its own
+def test_a_stream_sink_s_missing_variable_names_the_process_running_the_writer(
+        spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wid.spark.spark_session import is_connect
+
+    monkeypatch.delenv("WID_TEST_STREAM_PG_UNSET", raising=False)
+    (tmp_path / "land").mkdir()
+    (tmp_path / "land" / "a.csv").write_text("ts,k\n2024-01-01 00:00:10,a\n2024-01-01 00:00:20,b\n")
+    with pytest.raises(Exception) as err:  # noqa: B017  (how a stream's failure reaches the caller is not this test's)
+        wid.run_pipeline(loads_pipeline(STREAM, base_dir=str(tmp_path)), spark)
+    where = "the Spark Connect server's stream writer (pid " if is_connect(spark) else \
+        f"this process (pid {os.getpid()}, host {socket.gethostname()})"
+    assert f"environment variable WID_TEST_STREAM_PG_UNSET is not set in {where}" in str(err.value), str(err.value)
