@@ -10,6 +10,7 @@ that is not set is named, with the process that lacks it."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
@@ -21,6 +22,7 @@ import pytest
 from typer.testing import CliRunner
 
 import wid
+from tests.fixtures import EXTENTS, good_rows, land, pipeline_toml
 from wid.cli import app
 from wid.errors import ConfigError
 from wid.spec.toml_io import load_pipeline, loads_pipeline
@@ -196,39 +198,10 @@ def test_a_sink_path_is_described_without_the_password_it_holds() -> None:
     assert "Pl4nted" not in where and "s3a://AKIA:***@bucket/windows" in where, where
 
 
-STREAM = """
-name = "env-stream"
-
-[source]
-format = "csv"
-path = "land"
-stream = true
-schema = "ts TIMESTAMP, k STRING"
-
-[transform.window]
-kind = "tumbling"
-duration_ms = 60000
-event_time_column = "ts"
-group_by = ["k"]
-max_groups_per_window = 100
-
-[[transform.window.aggregations]]
-agg = "count"
-as = "n"
-
-[stream]
-checkpoint = "ck"
-
-[target]
-kind = "postgres"
-url_env = "WID_TEST_STREAM_PG_UNSET"
-table = "windows"
-
-[dead_letter]
-kind = "sqlite"
-path = "out.sqlite"
-table = "dead_letter"
-"""
+# The shared stream (`tests.fixtures.pipeline_toml`), writing to PostgreSQL through a variable never set.
+STREAM = pipeline_toml(EXTENTS["tumbling"], name="env-stream").replace(
+    'kind = "sqlite"\npath = "out.sqlite"\ntable = "windows"',
+    'kind = "postgres"\nurl_env = "WID_TEST_STREAM_PG_UNSET"\ntable = "windows"')
 
 
 @pytest.mark.leg  # on Spark Connect a stream's writer runs on the server, in a process of its own
@@ -237,8 +210,8 @@ def test_a_stream_sink_s_missing_variable_names_the_process_running_the_writer(
     from wid.spark.spark_session import is_connect
 
     monkeypatch.delenv("WID_TEST_STREAM_PG_UNSET", raising=False)
-    (tmp_path / "land").mkdir()
-    (tmp_path / "land" / "a.csv").write_text("ts,k\n2024-01-01 00:00:10,a\n2024-01-01 00:00:20,b\n")
+    land(tmp_path / "land", [[json.dumps(r) for r in good_rows(5)]])
+    assert "WID_TEST_STREAM_PG_UNSET" in STREAM
     with pytest.raises(Exception) as err:  # noqa: B017  (how a stream's failure reaches the caller is not this test's)
         wid.run_pipeline(loads_pipeline(STREAM, base_dir=str(tmp_path)), spark)
     where = "the Spark Connect server's stream writer (pid " if is_connect(spark) else \
