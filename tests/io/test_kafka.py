@@ -190,6 +190,49 @@ def test_kafka_settings_are_checked_at_load_time() -> None:
     assert spec.window.event_time_column == "_event_ts"  # Kafka time by default
 
 
+JAAS = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="wid" password="Pl4nted";'
+
+
+def test_options_env_puts_the_jaas_config_in_spark_s_reader_and_writer_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wid.io import kafka as wid_kafka
+    from wid.spec.pipeline import SinkSpec, SourceSpec
+
+    env = {"kafka.sasl.jaas.config": "WID_TEST_KAFKA_JAAS"}
+    secure = {"kafka.security.protocol": "SASL_SSL", "kafka.sasl.mechanism": "SCRAM-SHA-512"}
+    source = SourceSpec("kafka", topic="t", bootstrap_servers="h:1", options=secure, options_env=env)
+    sink = SinkSpec("kafka", topic="w", bootstrap_servers="h:1", options=secure, options_env=env)
+    monkeypatch.setenv("WID_TEST_KAFKA_JAAS", JAAS)
+    assert wid_kafka.reader_options(source) == {"startingOffsets": "earliest", "subscribe": "t",
+                                                "kafka.bootstrap.servers": "h:1", **secure,
+                                                "kafka.sasl.jaas.config": JAAS}
+    assert wid_kafka.writer_options(sink) == {"topic": "w", "kafka.bootstrap.servers": "h:1", **secure,
+                                              "kafka.sasl.jaas.config": JAAS}
+    assert "Pl4nted" not in repr(source) + repr(sink)
+    monkeypatch.delenv("WID_TEST_KAFKA_JAAS")
+    for build in (lambda: wid_kafka.reader_options(source), lambda: wid_kafka.writer_options(sink)):
+        with pytest.raises(ConfigError, match=r"environment variable WID_TEST_KAFKA_JAAS \(for option "
+                                              r"kafka.sasl.jaas.config\) is not set in this process \(pid "):
+            build()
+
+
+def test_options_env_reaches_a_real_broker(spark: Any, kafka: Kafka, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The brokers themselves from the environment: nothing is read or written unless they reach Spark.
+    from wid.io import kafka as wid_kafka
+    from wid.spec.pipeline import SinkSpec, SourceSpec
+
+    monkeypatch.setenv("WID_TEST_KAFKA_BROKERS", kafka.bootstrap)
+    env = {"kafka.bootstrap.servers": "WID_TEST_KAFKA_BROKERS"}
+    out = kafka.topic("from-env")
+    rows = spark.createDataFrame([(f"k{i}", i) for i in range(4)], "k STRING, n INT")
+    batch = wid_kafka.Batch("p", 0)
+    assert wid_kafka.send(wid_kafka.window_messages(rows, ["k"], batch), SinkSpec("kafka", topic=out, options_env=env),
+                          batch) == 4
+    assert sorted(m.key for m in kafka.read(out)) == [f'{{"k":"k{i}"}}'.encode() for i in range(4)]
+    source = SourceSpec("kafka", topic=out, options_env=env)
+    read = spark.read.format("kafka").options(**wid_kafka.reader_options(source)).load()
+    assert sorted(r.key for r in read.collect()) == [f'{{"k":"k{i}"}}'.encode() for i in range(4)]
+
+
 @pytest.mark.parametrize(("spark_version", "release"), [
     ("4.0.0", "4.0.0"), ("4.0.5", "4.0.0"),  # 4.0.1-4.0.5's connectors do not resolve (no token-provider jar)
     ("4.1.0", "4.1.1"), ("4.1.4", "4.1.1"), ("4.2.0", "4.2.0"), ("4.2.1", "4.2.0"),

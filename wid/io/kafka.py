@@ -122,7 +122,10 @@ def with_connector(conf: Mapping[str, Any], spark_version: str) -> dict[str, Any
 def reader_options(spec: SourceSpec) -> dict[str, str]:
     """Spark's Kafka reader options for `spec`: the subscription, the
     brokers, ``startingOffsets = earliest`` (a new pipeline reads its topic
-    from the start, as a batch run over it would), then `spec.options`."""
+    from the start, as a batch run over it would), then `spec.options` and
+    `spec.options_env`'s variables, read in this process (the one building
+    the reader: the driver, or the Spark Connect client). Raises ConfigError
+    naming a variable that is not set, its option and this process."""
     options = {"startingOffsets": "earliest"}
     if spec.topic is not None:
         options["subscribe"] = spec.topic
@@ -132,7 +135,7 @@ def reader_options(spec: SourceSpec) -> dict[str, str]:
         options["subscribePattern"] = spec.pattern
     if spec.bootstrap_servers is not None:
         options["kafka.bootstrap.servers"] = spec.bootstrap_servers
-    return {**options, **{k: str(v) for k, v in spec.options.items()}}
+    return {**options, **spec.spark_options()}
 
 
 def decoded(raw: DataFrame, schema: str | None) -> DataFrame:
@@ -223,11 +226,16 @@ def _messages(rows: DataFrame, key: Column, value: Column, headers: list[Column]
 
 
 def writer_options(sink: SinkSpec) -> dict[str, str]:
-    """Spark's Kafka writer options for `sink` (its topic and brokers, then `sink.options`)."""
+    """Spark's Kafka writer options for `sink`: its topic and brokers, then
+    `sink.options` and `sink.options_env`'s variables, read in this process
+    (the one running the writer: a stream's foreachBatch runs on the Spark
+    Connect server under Spark Connect, else in the driver). Raises
+    ConfigError naming a variable that is not set, its option and this
+    process."""
     options = {"topic": sink.topic or ""}
     if sink.bootstrap_servers is not None:
         options["kafka.bootstrap.servers"] = sink.bootstrap_servers
-    return {**options, **{k: str(v) for k, v in sink.options.items()}}
+    return {**options, **sink.spark_options()}
 
 
 def unwritten(messages: DataFrame, sink: SinkSpec, batch: Batch) -> DataFrame:

@@ -58,6 +58,7 @@ from pyspark.sql import types as T
 from wid.errors import ConfigError, MissingDependencyError
 from wid.spec.lakehouse import DELTA_PACKAGES, check_spark, package_for
 from wid.spec.pipeline import TABLE_FORMATS, JoinPipelineSpec, PipelineSpec, is_uri
+from wid.spec.secrets import mask_url
 
 EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
@@ -237,7 +238,7 @@ def ensure_table(df: DataFrame, path: str, options: Mapping[str, Any] | None = N
     got = [(f.name, f.dataType.simpleString()) for f in have.fields]
     want = [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
     if got != want:
-        raise ConfigError("target.path", f"the Delta table at {path} has columns {got}, the pipeline writes {want}",
+        raise ConfigError("target.path", f"the Delta table at {mask_url(path)} has columns {got}, the pipeline writes {want}",
                           "give a new path, or drop the table")
 
 

@@ -31,22 +31,25 @@ from wid.io.sql_sinks import (
 )
 from wid.io.sql_sinks import describe as describe_database
 from wid.spec.pipeline import SQL_SINKS, SinkSpec
+from wid.spec.secrets import mask_url
 
 ONE_RUN = Batch()  # a batch run: micro-batch 0, no replay
 
 
 def describe(sink: SinkSpec, base_dir: str) -> str:
-    """Where a sink writes, for messages (no password)."""
+    """Where a sink writes, for messages (no password: a path is a URI that
+    may hold one, shown through `mask_url`)."""
     if sink.kind in SQL_SINKS:
         return describe_database(sink, base_dir)
+    path = mask_url(resolve(sink.path or "", base_dir))
     if sink.kind == "parquet":
-        return f"Parquet {resolve(sink.path or '', base_dir)} ({sink.mode})"
+        return f"Parquet {path} ({sink.mode})"
     if sink.kind == "kafka":
         return f"Kafka topic {sink.topic}"
     if sink.kind == "delta":
-        return f"Delta table {resolve(sink.path or '', base_dir)}"
+        return f"Delta table {path}"
     if sink.kind == "iceberg":
-        return f"Iceberg table {sink.table} in {resolve(sink.path or '', base_dir)}"
+        return f"Iceberg table {sink.table} in {path}"
     return "the console"
 
 
@@ -102,10 +105,10 @@ def write(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str], titl
     txnAppId/txnVersion)."""
     if sink.kind == "delta":
         lakehouse.merge(df, resolve(sink.path or "", base_dir), key, lakehouse.txn(batch.query_id, "upsert", batch.batch_id),
-                        sink.options)
+                        sink.spark_options())
         return None
     if sink.kind == "iceberg":  # idempotent by content: Iceberg has no txnAppId
-        iceberg.merge(df, resolve(sink.path or "", base_dir), sink.table or "", key, sink.options)
+        iceberg.merge(df, resolve(sink.path or "", base_dir), sink.table or "", key, sink.spark_options())
         return None
     if sink.kind in SQL_SINKS:
         def attempt(con: Any, dialect: Dialect) -> tuple[int, Refused]:
@@ -118,7 +121,7 @@ def write(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str], titl
     if sink.kind == "kafka":
         return kafka.send(kafka.window_messages(df, key, batch), sink, batch)
     if sink.kind == "parquet":
-        df.write.mode(sink.mode).options(**{k: str(v) for k, v in sink.options.items()}).parquet(
+        df.write.mode(sink.mode).options(**sink.spark_options()).parquet(
             resolve(sink.path or "", base_dir))
         return None
     return write_console(df, sink.rows, title)

@@ -48,7 +48,7 @@ def read_source(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> D
 
 
 def _text_options(spec: SourceSpec) -> dict[str, str]:
-    options = {k: str(v) for k, v in spec.options.items()}
+    options = spec.spark_options()
     return {"header": "true", **options} if spec.format == "csv" else options
 
 
@@ -147,8 +147,7 @@ def read_stream(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> D
         try:
             if spec.format == "kafka":
                 return read_kafka(spark, spec)
-            options = {k: str(v) for k, v in spec.options.items()}
-            return spark.readStream.options(**options).format(spec.format).load()
+            return spark.readStream.options(**spec.spark_options()).format(spec.format).load()
         except Exception as err:
             if spec.format == "kafka" and "kafka" in str(err).lower() and "data source" in str(err).lower():
                 raise MissingDependencyError(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 from dataclasses import dataclass
 
@@ -20,8 +21,9 @@ from wid.spark.operator import join_query
 from wid.spark.operator.query import SHARDS_CONF
 from wid.spark.spark_session import SHUFFLE_PARTITIONS, local_cores
 from wid.spec.aggregation import Aggregation
-from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
+from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec, SinkSpec, SourceSpec
 from wid.spec.real_time import TRIGGER as REAL_TIME
+from wid.spec.secrets import is_secret, scrub, url_password
 from wid.spec.window import Window
 
 GB = 1 << 30
@@ -139,12 +141,29 @@ class Explanation:
     physical_plan: str
 
 
-def physical_plan(df: DataFrame) -> str:
-    """Spark's physical plan of `df`, as text."""
+def physical_plan(df: DataFrame, spec: PipelineSpec | JoinPipelineSpec | None = None) -> str:
+    """Spark's physical plan of `df`, as text, without `spec`'s secrets
+    (`secret_values`: Spark redacts only the options its own
+    ``spark.redaction.regex`` matches)."""
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         df.explain()
-    return buf.getvalue()
+    return scrub(buf.getvalue(), secret_values(spec) if spec is not None else ())
+
+
+def secret_values(spec: PipelineSpec | JoinPipelineSpec) -> list[str]:
+    """The secrets `spec` leads to: its sources' and sinks' secret options
+    (`wid.spec.secrets.is_secret`), written inline or read from a variable
+    set in this process, and the passwords in its sinks' URLs."""
+    found: list[str | None] = []
+    parts: list[SourceSpec | SinkSpec] = [*spec.sources, spec.target, spec.dead_letter]
+    for part in parts:
+        found += [str(v) for k, v in part.options.items() if is_secret(k)]
+        found += [os.environ.get(v) for k, v in part.options_env.items() if is_secret(k)]
+    for sink in (spec.target, spec.dead_letter):
+        url = sink.url or os.environ.get(sink.url_env or "")
+        found += [url_password(url) if url else None, os.environ.get(sink.password_env or "")]
+    return [s for s in found if s]
 
 
 def operators(plan: str) -> dict[str, int]:
@@ -161,7 +180,7 @@ def operators(plan: str) -> dict[str, int]:
 
 def explain_join(result: StageResult, spec: JoinPipelineSpec) -> Explanation:
     """Explain a compiled window join (docs/semantics.md#window-join)."""
-    plan = physical_plan(result.output)
+    plan = physical_plan(result.output, spec)
     how = result.explain
     return _join_explanation(spec, result.explain.path == OPERATOR, how.form, how.why, how.notes, operators(plan), plan)
 
@@ -186,7 +205,7 @@ def _join_explanation(spec: JoinPipelineSpec, streaming: bool, form: str, why: s
 
 def explain(result: StageResult, window: Window, spec: PipelineSpec | None = None) -> Explanation:
     """Explain a compiled window stage (`wid.window_result`'s result)."""
-    plan = physical_plan(result.output)
+    plan = physical_plan(result.output, spec)
     how = result.explain
     return Explanation(window.kind, how.form, how.why, how.notes, _state(how.path, window),
                        tuple(warnings(spec, window)), operators(plan), plan)

@@ -3,7 +3,6 @@ dead-letter sink (docs/semantics.md#pipelines)."""
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -15,7 +14,14 @@ from wid.spec.lakehouse import check_spark, installed_spark_version
 from wid.spec.names import check_identifier, check_name
 from wid.spec.real_time import REAL_TIME_BATCH, misfit
 from wid.spec.real_time import TRIGGER as REAL_TIME
-from wid.spec.secrets import check_postgres_url, mask_url, with_password
+from wid.spec.secrets import (
+    check_postgres_url,
+    from_environment,
+    mask_url,
+    masked_options,
+    resolved_options,
+    with_password,
+)
 from wid.spec.window import Window
 
 SOURCE_FORMATS = ("csv", "json", "parquet", "python", "rate", "rate-micro-batch", "kafka")
@@ -53,6 +59,12 @@ class SourceSpec:
       without it CSV and JSON schemas are inferred.
     - `options`: Spark reader options (``header = "true"``,
       ``maxFilesPerTrigger``, ``subscribe`` and so on).
+    - `options_env`: Spark reader options read from environment variables
+      when the reader is built (option name -> variable name, e.g.
+      ``"kafka.sasl.jaas.config" = "KAFKA_JAAS"``), so that the file holds no
+      secret (`spark_options`). An option whose name says it is a secret
+      (`wid.spec.secrets.is_secret`) is shown as ``***`` everywhere, this
+      spec's ``repr`` and `dumps_pipeline` included.
     - `stream`: read the files as a landing directory with Spark Structured
       Streaming (new files are picked up as they land); a streaming file
       source needs `schema`. ``rate`` (Spark's rate source: ``timestamp``,
@@ -83,6 +95,7 @@ class SourceSpec:
     topics: tuple[str, ...] = ()
     pattern: str | None = None
     bootstrap_servers: str | None = None
+    options_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_stream(self) -> bool:
@@ -113,9 +126,19 @@ class SourceSpec:
                 raise ConfigError("path", f"format = '{self.format}' needs a path to read")
             if self.object is not None:
                 raise ConfigError("object", "only format = 'python' takes `object`", "remove object")
-        _check_options(self.options)
+        _check_options(self.options, self.options_env)
         check_name("name", self.name)
         self._check_kafka()
+
+    def spark_options(self) -> dict[str, str]:
+        """The reader options: `options` as text, and `options_env`'s
+        variables read in this process, the one that builds the reader (the
+        driver, or the Spark Connect client). Raises ConfigError naming the
+        variable, the option and this process when a variable is not set."""
+        return resolved_options("source.options_env", self.options, self.options_env)
+
+    def __repr__(self) -> str:
+        return _masked_repr(self, options=masked_options(self.options))
 
     def _check_kafka(self) -> None:
         object.__setattr__(self, "topics", _strings("topics", self.topics))
@@ -125,11 +148,12 @@ class SourceSpec:
                 raise ConfigError(named[0], f"only format = 'kafka' takes `{named[0]}`", f"remove {named[0]}")
             return
         subscriptions = [n for n in ("topic", "topics", "pattern") if getattr(self, n)]
-        subscriptions += [n for n in ("subscribe", "subscribePattern", "assign") if n in self.options]
+        subscriptions += [n for n in ("subscribe", "subscribePattern", "assign") if n in self.options
+                          or n in self.options_env]
         if len(subscriptions) != 1:
             raise ConfigError("topic", f"format = 'kafka' needs exactly one of topic, topics and pattern, got "
                               f"{', '.join(subscriptions) or 'none'}", 'e.g. topic = "events"')
-        if self.bootstrap_servers is None and "kafka.bootstrap.servers" not in self.options:
+        if self.bootstrap_servers is None and not _options_name(self, "kafka.bootstrap.servers"):
             raise ConfigError("bootstrap_servers", "format = 'kafka' needs the brokers",
                               'e.g. bootstrap_servers = "127.0.0.1:9092"')
         for name in ("topic", "pattern", "bootstrap_servers"):
@@ -176,8 +200,11 @@ class SinkSpec:
     times, waiting `retry_backoff_ms`, then twice as long each time (at most
     30 s); past that the run stops, naming the sink and the cause.
     `table` and every column written are identifiers by
-    `wid.spec.names.IDENTIFIER_RULE`, quoted by the driver. A password is
-    shown as ``***`` everywhere, this spec's ``repr`` included.
+    `wid.spec.names.IDENTIFIER_RULE`, quoted by the driver.
+    `options` and `options_env` are the writer's options as for a source
+    (`SourceSpec`; `spark_options`), read from the environment by the
+    process that runs the writer. A password, and a secret option's value,
+    are shown as ``***`` everywhere, this spec's ``repr`` included.
     """
 
     kind: str
@@ -193,6 +220,7 @@ class SinkSpec:
     options: dict[str, str] = field(default_factory=dict)
     topic: str | None = None
     bootstrap_servers: str | None = None
+    options_env: dict[str, str] = field(default_factory=dict)
     written: tuple[tuple[str, object], ...] = field(default=(), init=False, compare=False, repr=False)  # as in Window
 
     def __post_init__(self) -> None:
@@ -202,7 +230,7 @@ class SinkSpec:
         if self.kind in ("sqlite", "parquet", *TABLE_FORMATS) and not self.path:
             raise ConfigError("path", f"kind = '{self.kind}' needs a path")
         if self.kind == "sqlite" and is_uri(str(self.path)):
-            raise ConfigError("path", f"SQLite writes a local file, not {self.path!r}",
+            raise ConfigError("path", f"SQLite writes a local file, not {mask_url(str(self.path))!r}",
                               "give a local path, or use kind = 'parquet' or 'postgres'")
         if self.kind in ("sqlite", "postgres"):
             check_identifier("table", self.table, "name the table with letters, digits and _")
@@ -217,7 +245,7 @@ class SinkSpec:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ConfigError(name, f"must be an integer of at least {low}, got {value!r}")
-        _check_options(self.options)
+        _check_options(self.options, self.options_env)
 
     def _check_kafka(self) -> None:
         if self.kind != "kafka":
@@ -227,7 +255,7 @@ class SinkSpec:
             return
         if not isinstance(self.topic, str) or not self.topic.strip():
             raise ConfigError("topic", "kind = 'kafka' needs the topic to write", 'e.g. topic = "windows"')
-        if self.bootstrap_servers is None and "kafka.bootstrap.servers" not in self.options:
+        if self.bootstrap_servers is None and not _options_name(self, "kafka.bootstrap.servers"):
             raise ConfigError("bootstrap_servers", "kind = 'kafka' needs the brokers",
                               'e.g. bootstrap_servers = "127.0.0.1:9092"')
 
@@ -261,26 +289,27 @@ class SinkSpec:
 
     def connection_url(self) -> str:
         """The URL to connect with: `url` or the `url_env` variable, with the
-        `password_env` variable's password. Raises ConfigError naming the
-        variable when it is not set, or when the URL is not a PostgreSQL one."""
+        `password_env` variable's password, read in this process (the one
+        that runs the writer: under Spark Connect, a stream's runs on the
+        server). Raises ConfigError naming the variable and this process when
+        it is not set, or when the URL is not a PostgreSQL one (masked)."""
         url = self.url
         if self.url_env is not None:
-            url = os.environ.get(self.url_env)
-            if url is None:
-                raise ConfigError("target.url_env", f"environment variable {self.url_env} is not set")
-            check_postgres_url("url_env", url)
+            url = check_postgres_url("url_env", from_environment("url_env", self.url_env))
         if self.password_env is not None:
-            password = os.environ.get(self.password_env)
-            if password is None:
-                raise ConfigError("target.password_env", f"environment variable {self.password_env} is not set")
-            url = with_password(url or "", password)
+            url = with_password(url or "", from_environment("password_env", self.password_env))
         return url or ""
 
+    def spark_options(self) -> dict[str, str]:
+        """The writer options: `options` as text, and `options_env`'s
+        variables read in this process (the one that runs the writer).
+        Raises ConfigError naming the variable, the option and this process
+        when a variable is not set."""
+        return resolved_options("options_env", self.options, self.options_env)
+
     def __repr__(self) -> str:
-        shown = {f.name: getattr(self, f.name) for f in fields(self)}
-        if self.url is not None:
-            shown["url"] = mask_url(self.url)
-        return f"SinkSpec({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
+        return _masked_repr(self, options=masked_options(self.options),
+                            url=None if self.url is None else mask_url(self.url))
 
 
 @dataclass(frozen=True)
@@ -372,6 +401,9 @@ class PipelineSpec:
     def sources(self) -> tuple[SourceSpec, ...]:
         return (self.source, *self.more_sources)
 
+    def __repr__(self) -> str:
+        return _masked_repr(self, spark=masked_spark(self.spark))
+
 
 SPARK_KEYS = ("master", "remote", "conf")
 
@@ -391,10 +423,11 @@ def check_spark_table(spark: dict[str, Any]) -> None:
         raise ConfigError("spark.remote", "a pipeline runs either on a master or on a Spark Connect server",
                           "keep one of master and remote")
     if "remote" in spark and not str(spark["remote"]).startswith("sc://"):
-        raise ConfigError("spark.remote", f"a Spark Connect URL starts with sc://, got {spark['remote']!r}",
+        raise ConfigError("spark.remote", f"a Spark Connect URL starts with sc://, got {mask_url(str(spark['remote']))!r}",
                           'e.g. remote = "sc://127.0.0.1:15002"')
     if str(spark.get("master", "")).startswith("sc://"):
-        raise ConfigError("spark.master", "sc:// names a Spark Connect server", f"write remote = {spark['master']!r}")
+        raise ConfigError("spark.master", "sc:// names a Spark Connect server",
+                          f"write remote = {mask_url(spark['master'])!r}")
     if not isinstance(spark.get("conf", {}), dict):
         raise ConfigError("spark.conf", "must be a table of Spark settings")
 
@@ -415,7 +448,7 @@ def check_distinct_tables(target: SinkSpec, dead_letter: SinkSpec) -> None:
     if target.kind in TABLE_FORMATS and (dead_letter.kind, dead_letter.path, dead_letter.table) == \
             (target.kind, target.path, target.table):
         raise ConfigError("dead_letter.path", f"the dead letter and the target are the same {target.kind} table "
-                          f"{target.path!r}", 'give the dead letter its own path, e.g. "dead_letter.delta"')
+                          f"{mask_url(str(target.path))!r}", 'give the dead letter its own path, e.g. "dead_letter.delta"')
 
 
 @dataclass(frozen=True)
@@ -459,6 +492,9 @@ class JoinPipelineSpec:
     def sources(self) -> tuple[SourceSpec, ...]:
         return (self.source, *self.more_sources)
 
+    def __repr__(self) -> str:
+        return _masked_repr(self, spark=masked_spark(self.spark))
+
 
 def default_sinks(name: str) -> tuple[SinkSpec, SinkSpec]:
     """The embedded defaults: results and dead letters in one SQLite file."""
@@ -473,9 +509,42 @@ def _strings(name: str, values: object) -> tuple[str, ...]:
     return tuple(values)
 
 
-def _check_options(options: object) -> None:
+def _check_options(options: object, options_env: object) -> None:
+    """`options`: a table of scalars; `options_env`: a table of environment
+    variable names, naming no option `options` holds. Messages show no
+    secret option's value (`masked_options`)."""
     if not isinstance(options, dict):
-        raise ConfigError("options", f"must be a table of strings, got {options!r}")
+        raise ConfigError("options", f"must be a table of strings, got {type(options).__name__}")
     for key, value in options.items():
         if not isinstance(value, str | int | float | bool):
-            raise ConfigError(f"options.{key}", f"must be a string, number or boolean, got {value!r}")
+            raise ConfigError(f"options.{key}", f"must be a string, number or boolean, got "
+                              f"{masked_options({key: value})[key]!r}")
+    if not isinstance(options_env, dict):
+        raise ConfigError("options_env", f"must be a table of option = environment variable, got {options_env!r}")
+    for key, variable in options_env.items():
+        if not (isinstance(variable, str) and _ENV.match(variable)):
+            raise ConfigError(f"options_env.{key}", f"must name an environment variable, got {variable!r}")
+        if key in options:
+            raise ConfigError(f"options_env.{key}", "is given twice, in options and in options_env",
+                              "keep it in options_env")
+
+
+def _options_name(spec: SourceSpec | SinkSpec, option: str) -> bool:
+    """Whether `spec` sets `option` in `options` or `options_env`."""
+    return option in spec.options or option in spec.options_env
+
+
+def _masked_repr(spec: Any, **masked: object) -> str:
+    """`spec`'s dataclass ``repr`` with the `masked` values in place of its own."""
+    shown = {f.name: masked.get(f.name, getattr(spec, f.name)) for f in fields(spec) if f.repr}
+    return f"{type(spec).__name__}({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
+
+
+def masked_spark(spark: dict[str, Any]) -> dict[str, Any]:
+    """The ``[spark]`` table as wid shows it: secret settings in `conf`
+    (`wid.spec.secrets.is_secret`: ``spark.hadoop.fs.s3a.secret.key``...)
+    and a token in `remote` (``sc://host:15002/;token=...``) as ``***``."""
+    shown = {k: mask_url(v) if k in ("master", "remote") and isinstance(v, str) else v for k, v in spark.items()}
+    if isinstance(spark.get("conf"), dict):
+        shown["conf"] = masked_options(spark["conf"])
+    return shown

@@ -58,8 +58,9 @@ from wid.spec.pipeline import (
     SourceSpec,
     StreamSpec,
     default_sinks,
+    masked_spark,
 )
-from wid.spec.secrets import mask_url
+from wid.spec.secrets import mask_url, masked_options
 from wid.spec.window import Punctuation, Window
 
 _RENAMES: dict[type, dict[str, str]] = {Aggregation: {"as_": "as"}, ColumnMetric: {"as_": "as"}}
@@ -281,9 +282,13 @@ def load_pipeline(path: str | Path) -> PipelineSpec | JoinPipelineSpec:
 
 def dumps_pipeline(spec: PipelineSpec | JoinPipelineSpec) -> str:
     """`spec` as TOML text that `loads_pipeline` reads back to an equal
-    spec, but for a password written in a sink's `url`, which is dumped as
-    ``***`` (`wid.spec.secrets`)."""
-    sources = [_dump(s) for s in spec.sources]
+    spec, but for the secrets written inline, dumped as ``***`` so that a
+    dump holds no secret (`wid.spec.secrets`): a password in a sink's `url`,
+    the value of a secret option (`wid.spec.secrets.is_secret`) in
+    `options` or ``[spark] conf``, a token in ``[spark] remote``. Those do
+    not round-trip; `url_env`, `password_env` and `options_env` do (they
+    hold variable names)."""
+    sources = [_dump_masked(s) for s in spec.sources]
     doc: dict[str, Any] = {"name": spec.name, "source": sources if spec.more_sources else sources[0]}
     if isinstance(spec, JoinPipelineSpec):
         doc["join"] = join_to_table(spec.join)
@@ -293,20 +298,23 @@ def dumps_pipeline(spec: PipelineSpec | JoinPipelineSpec) -> str:
             transform["sql"] = spec.transform_sql
         transform["window"] = window_to_table(spec.window)
         doc["transform"] = transform
-    doc.update({"target": _dump_sink(spec.target), "dead_letter": _dump_sink(spec.dead_letter)})
+    doc.update({"target": _dump_masked(spec.target), "dead_letter": _dump_masked(spec.dead_letter)})
     if spec.spark:
-        doc["spark"] = spec.spark
+        doc["spark"] = masked_spark(spec.spark)
     if spec.stream != StreamSpec():
         doc["stream"] = _dump(spec.stream)
     return tomli_w.dumps(doc)
 
 
-def _dump_sink(sink: SinkSpec) -> dict[str, Any]:
-    """A sink's table, its password as ``***``: a dump never holds a secret
-    (keep it in `password_env` or `url_env`, which dump as the names)."""
-    table = _dump(sink)
+def _dump_masked(spec: SourceSpec | SinkSpec) -> dict[str, Any]:
+    """A source's or sink's table, its secrets as ``***``: a dump never
+    holds one (keep it in `password_env`, `url_env` or `options_env`, which
+    dump as the variables' names)."""
+    table = _dump(spec)
     if "url" in table:
         table["url"] = mask_url(table["url"])
+    if "options" in table:
+        table["options"] = masked_options(table["options"])
     return table
 
 
