@@ -60,7 +60,7 @@ def test_mask_url_hides_the_password_of_every_form(form: str, pw: str) -> None:
     url, written = FORMS[form](pw)
     shown = [p for p in {pw, written} if p in url]
     for p in shown:
-        assume(p not in url.replace(written, ""))  # the password is not also a part of the rest of the text
+        assume(url.count(p) == 1)  # the password is not also a part of the rest of the text
     masked = mask_url(url)
     assert MASK in masked
     for p in shown:
