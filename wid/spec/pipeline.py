@@ -16,6 +16,7 @@ from wid.spec.names import check_identifier, check_name
 from wid.spec.real_time import REAL_TIME_BATCH, misfit
 from wid.spec.real_time import TRIGGER as REAL_TIME
 from wid.spec.secrets import check_postgres_url, mask_url, with_password
+from wid.spec.sql_query import check_query
 from wid.spec.window import Window
 
 SOURCE_FORMATS = ("csv", "json", "parquet", "python", "rate", "rate-micro-batch", "kafka")
@@ -357,6 +358,7 @@ class PipelineSpec:
         check_distinct_tables(self.target, self.dead_letter)
         if self.transform_sql is not None and not self.transform_sql.strip():
             raise ConfigError("transform.sql", "is empty", "remove [transform] sql or write a query")
+        check_query("transform.sql", self.transform_sql)  # a query stage only queries (docs/trust.md)
         if self.stream.trigger == REAL_TIME and (bad := misfit(self.window, [s.format for s in self.sources], self.target.kind,
                                                                   self.dead_letter.kind)) is not None:
             raise ConfigError(bad[0], f"does not fit Spark's real-time mode: {bad[1]}",
