@@ -55,7 +55,7 @@ _QUERY_STARTS = (TokenType.SELECT, TokenType.FROM, TokenType.VALUES, TokenType.T
 _NAME_TOKENS = (TokenType.VAR, TokenType.IDENTIFIER)
 _STRINGS = (TokenType.STRING, TokenType.RAW_STRING)
 _SETTINGS = ("SET", "RESET")  # their fix differs: settings go in [spark.conf]
-_SPARK_LINE = re.compile(r"\(line (\d+), pos (\d+)\)")
+_SPARK_LINE = re.compile(r"\bline (\d+)(,? pos \d+)")  # Spark's "(line 2, pos 17)", "; line 2 pos 17"
 
 
 def _tokens(sql: str) -> list[Token] | None:
@@ -218,10 +218,19 @@ def as_subquery(sql: str) -> str:
     return f"SELECT * FROM (\n{query_text(sql)}\n) AS {ALIAS}"
 
 
-def spark_position(message: str) -> str:
-    """Spark's parse error `message` about `as_subquery`'s statement, its
-    ``(line N, pos P)`` made a line of the user's query (one line up)."""
-    return _SPARK_LINE.sub(lambda m: f"(line {max(int(m.group(1)) - 1, 1)}, pos {m.group(2)})", message)
+def spark_position(message: str, sql: str) -> str:
+    """Spark's error `message` about `as_subquery`'s statement for query
+    `sql`, its ``line N, pos P`` made a line of `sql` (one line up); an
+    error at the subquery's closing parenthesis is at the end of `sql`."""
+    last = query_text(sql).count("\n") + 1
+
+    def line(m: re.Match[str]) -> str:
+        n = int(m.group(1)) - 1
+        return f"line {n}{m.group(2)}" if 1 <= n <= last else "at the end of the query"
+
+    if (found := _SPARK_LINE.search(message)) and int(found.group(1)) - 1 > last:
+        message = message.replace(" at or near ')'", "")
+    return _SPARK_LINE.sub(line, message)
 
 
 __all__ = ["ALIAS", "JAVA_CALLS", "SINGLE_QUERY", "as_subquery", "check_query", "query_text", "spark_position"]
