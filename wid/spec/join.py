@@ -282,9 +282,11 @@ class JoinStage:
     - `left`, `right`: the names of the pipeline sources (``[[source]]``
       tables' `name`) that are the left and right tables; dead letters name
       each side by them.
-    - `left_sql`, `right_sql`: optional Spark SQL pre-stages, each reading
-      the sources by name (``FROM flights``); the query's result is that
-      side's input (`left`/`right` then only name the side).
+    - `left_sql`, `right_sql`: optional Spark SQL pre-stages, each one
+      query reading the sources by name (``FROM flights``); the query's
+      result is that side's input (`left`/`right` then only name the side).
+      A statement that is not one query is refused
+      (`wid.spec.sql_query.check_query`, docs/trust.md).
     """
 
     join: WindowJoin
