@@ -87,3 +87,28 @@ def test_an_error_names_the_line_of_the_user_s_query(spark: Any, frames: dict[st
     assert err.value.field == "transform.sql" and "nope" in str(err.value) and "line 2" in str(err.value), err.value
     message = _refused(spark, frames, "SELECT k\nFROM source\nWHERE v >", "transform.sql")
     assert "at the end of the query" in message and "line 4" not in message, message
+
+
+def test_a_pipeline_whose_check_was_bypassed_is_refused_before_it_writes(spark: Any, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A spec built while the declaration check does not know the statement
+    (as for syntax sqlglot cannot read): the run is refused at its SQL
+    stage, and nothing is written."""
+    import wid
+    from wid.spec import Aggregation, Window
+    from wid.spec import pipeline as pipeline_spec
+    from wid.spec.pipeline import PipelineSpec, SinkSpec, SourceSpec
+
+    (tmp_path / "data.csv").write_text("ts,k\n2024-01-01 00:00:10,a\n")
+    monkeypatch.setattr(pipeline_spec, "check_query", lambda field, sql: None)
+    spec = PipelineSpec(name="bypassed", source=SourceSpec("csv", path="data.csv", schema="ts TIMESTAMP, k STRING"),
+                        window=Window(kind="tumbling", duration_ms=60_000, event_time_column="ts", group_by=["k"],
+                                      aggregations=(Aggregation("count", as_="n"),)),
+                        target=SinkSpec("sqlite", path="out.sqlite", table="windows"),
+                        dead_letter=SinkSpec("sqlite", path="out.sqlite", table="dead_letter"),
+                        transform_sql=f"INSERT OVERWRITE DIRECTORY '{tmp_path / 'elsewhere'}' USING text SELECT 'w'",
+                        base_dir=str(tmp_path))
+    with pytest.raises(ConfigError) as err:
+        wid.run_pipeline(spec, spark)
+    assert err.value.field == "transform.sql" and "must be a single query" in str(err.value)
+    assert not (tmp_path / "elsewhere").exists() and not (tmp_path / "out.sqlite").exists()

@@ -22,7 +22,8 @@ Spark tokenizer identifies for certain:
   'program'``), which run an external program.
 
 sqlglot does not know all of Spark's syntax, so the check refuses nothing it
-cannot tokenize: Spark is the definitive judge when the stage runs. There the
+cannot tokenize (it reads strings as Spark does by default, with backslash
+escapes): Spark is the definitive judge when the stage runs. There the
 query runs as ``SELECT * FROM (<query>) AS <alias>`` (`as_subquery`): Spark's
 parser accepts only a query inside the parentheses, and ``spark.sql`` parses
 the whole text before it executes anything (it executes commands eagerly),
