@@ -220,8 +220,9 @@ def _parquet_warnings(spec: Any) -> list[str]:
 def explain(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = False,
             master: MasterOpt = None, remote: RemoteOpt = None,
             plan: Annotated[bool, typer.Option(
-                "--plan", help="Start Spark, compile the stage over the source's schema, and print its exact form, "
-                               "its Spark operators and Spark's physical plan.")] = False) -> None:
+                "--plan", help="Start Spark, compile the stage over the sources' schemas (running no Spark job over "
+                               "the rows), and print its form, its Spark operators and Spark's physical plan.")] = False,
+            ) -> None:
     """Say how each stage runs and why, its state bound, and how data may be lost (from the file alone, without
     Spark; --plan compiles it on Spark)."""
     from wid.cli_report import explanation
@@ -235,15 +236,11 @@ def explain(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt 
     _quiet_spark(verbose)
 
     def go() -> Any:
-        from wid.pipelines.read import compile_pipeline, session_for
-        from wid.spark.explain import explain as explain_stage
-        from wid.spark.explain import explain_join
+        from wid.pipelines.plan import explain_plan
+        from wid.pipelines.read import session_for
 
         with err_console.status("starting Spark and reading the source schema", spinner="dots"):
-            spark = session_for(spec)
-            if isinstance(spec, JoinPipelineSpec):
-                return explain_join(compile_pipeline(spark, spec).result, spec)
-            return explain_stage(compile_pipeline(spark, spec).result, spec.window, spec)
+            return explain_plan(session_for(spec), spec)
 
     explanation(spec, _guard(debug, go), isinstance(spec, JoinPipelineSpec), plan)
 

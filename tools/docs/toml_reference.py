@@ -284,8 +284,9 @@ def _alias_note(name: str, names: set[str]) -> str:
 def rows(table: Table) -> list[tuple[str, str, str, str]]:
     """(key, type, default, description) for every key of `table`."""
     if table.cls is type(None):
-        return [("sql", "string", "unset", "Spark SQL run before the window, reading each source by its name "
-                 "(`FROM source`). Use `try_` functions (`try_to_timestamp`, `try_cast`): a value they cannot "
+        return [("sql", "string", "unset", "One Spark SQL query run before the window, reading each source by "
+                 "its name (`FROM source`); a statement that is not one query is refused "
+                 "([trust model](../trust.md)). Use `try_` functions (`try_to_timestamp`, `try_cast`): a value they cannot "
                  "convert becomes NULL, and a row with a NULL event time or key goes to the dead letter.")]
     docs = {**bullets(table.cls.__doc__), **NOTES.get(table.cls, {})}
     names = {f.name for f in fields(table.cls)}

@@ -16,6 +16,7 @@ from wid.spark.spark_session import spark_session
 from wid.spec.join import JoinStage
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
 from wid.spec.real_time import TRIGGER as REAL_TIME
+from wid.spec.sql_query import SINGLE_QUERY, as_subquery, spark_position
 
 
 def session_for(spec: PipelineSpec | JoinPipelineSpec) -> SparkSession:
@@ -51,31 +52,53 @@ def compile_pipeline(spark: SparkSession, spec: PipelineSpec | JoinPipelineSpec)
     if isinstance(spec, JoinPipelineSpec):
         return _join(spark, frames, spec.join)
     if spec.stream.trigger == REAL_TIME:  # one Kafka source (wid.spec.real_time)
-        df = _sql(spark, frames, spec.transform_sql, "transform.sql") if spec.transform_sql else frames[spec.source.name]
+        df = sql_stage(spark, frames, spec.transform_sql, "transform.sql") if spec.transform_sql else frames[spec.source.name]
         return compile_real_time(df, spec.window, source=spec.source.name)
     if not spec.transform_sql:
         return compile_window(frames, spec.window, pipeline=spec.name, state_cache=True)
-    df = _sql(spark, frames, spec.transform_sql, "transform.sql")
+    df = sql_stage(spark, frames, spec.transform_sql, "transform.sql")
     return compile_window(df, spec.window, pipeline=spec.name, source=spec.source.name, state_cache=True)
 
 
-def _sql(spark: SparkSession, frames: dict[str, DataFrame], sql: str, field: str) -> DataFrame:
-    """`sql` over the sources, each a view by its name."""
+def sql_stage(spark: SparkSession, frames: dict[str, DataFrame], sql: str, field: str) -> DataFrame:
+    """The rows of query `sql` over the sources (each a view by its name),
+    its columns in its order. `sql` runs as a subquery
+    (`wid.spec.sql_query.as_subquery`): Spark's parser refuses a statement
+    that is not one query before anything runs, even one the check at
+    declaration let through. Raises ConfigError naming `field`
+    (``transform.sql``, ``join.left_sql``...) for such a statement, an
+    unknown column or bad syntax."""
     for name, df in frames.items():
         df.createOrReplaceTempView(name)
     try:
-        df = spark.sql(sql)
+        df = spark.sql(as_subquery(sql))
         _ = df.schema  # analysis runs here on Spark Connect too, where it is otherwise lazy
         return df
     except Exception as err:
-        raise (translate(err, field) or err) from None
+        raise _sql_error(err, field, sql) from None
+
+
+def _sql_error(err: Exception, field: str, sql: str) -> Exception:
+    """What `sql_stage` raises for Spark's `err` about the pre-stage
+    `field`: Spark's parse error (a statement that is no query, bad syntax)
+    or analysis error as ConfigError naming `field`, its line numbers the
+    user's query's (`sql`); else `err` as `wid.spark.errors.translate` makes it."""
+    if type(err).__name__ == "ParseException":  # classic and Spark Connect alike
+        first = str(err).strip().splitlines()[0] if str(err).strip() else "a syntax error"
+        first = first.replace(": missing ')'", "")  # the subquery's parenthesis, not the user's
+        return ConfigError(field, f"{SINGLE_QUERY}: Spark's parser says {spark_position(first, sql)}",
+                           "write one query; a query stage only queries (wid writes the windows to the target)")
+    found = translate(err, field) or err
+    if isinstance(found, ConfigError):
+        return ConfigError(found.field, spark_position(found.problem, sql), found.fix)
+    return found
 
 
 def _join(spark: SparkSession, frames: dict[str, DataFrame], stage: JoinStage) -> Compiled:
     """Each side (a source, or its SQL pre-stage) and the join over them."""
     def side(name: str) -> DataFrame:
         sql = getattr(stage, f"{name}_sql")
-        return frames[getattr(stage, name)] if sql is None else _sql(spark, frames, sql, f"join.{name}_sql")
+        return frames[getattr(stage, name)] if sql is None else sql_stage(spark, frames, sql, f"join.{name}_sql")
     left, right = side("left"), side("right")
     try:
         return compile_join(left, right, stage.join, left_source=stage.left, right_source=stage.right,
@@ -84,4 +107,4 @@ def _join(spark: SparkSession, frames: dict[str, DataFrame], stage: JoinStage) -
         raise err.at("join") from None
 
 
-__all__ = ["checkpoint_of", "compile_pipeline", "session_for"]
+__all__ = ["checkpoint_of", "compile_pipeline", "session_for", "sql_stage"]

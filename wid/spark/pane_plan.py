@@ -21,12 +21,16 @@ in no order a sample finds each key and pane once or so, and there the
 fused plan was the faster one at every density measured, 1 to 10. Moving
 the rows costs most of a sample's time, so the smaller one comes first.
 The sample costs one or two small Spark jobs and serves Spark Connect too;
-a later query over the same input reuses its figure (`choose`).
+a later query over the same input reuses its figure (`choose`). Under
+`unsampled` (``wid explain --plan``, which runs no Spark job over the rows:
+docs/trust.md) no sample is taken and the plan is the two-phase one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import pyarrow.compute as pc
@@ -108,6 +112,22 @@ def forget() -> None:
     _seen.clear()
 
 
+_UNSAMPLED: ContextVar[bool] = ContextVar("wid_pane_plan_unsampled", default=False)
+
+
+@contextmanager
+def unsampled() -> Iterator[None]:
+    """Within the block, `choose` samples nothing, so that compiling a plan
+    runs no Spark job over the rows: where it would sample, it takes the
+    two-phase plan and says that the stage chooses when it runs
+    (``wid explain --plan``)."""
+    token = _UNSAMPLED.set(True)
+    try:
+        yield
+    finally:
+        _UNSAMPLED.reset(token)
+
+
 def choose(rows: DataFrame, keys: Sequence[str], pane: Column, aggs: Sequence[SparkAgg] = ()) -> Choice:
     """How `rows` (a batch DataFrame; `pane` each row's pane index) make
     the panes of `aggs`: the setting's plan when ``spark.wid.paneMerge``
@@ -119,13 +139,17 @@ def choose(rows: DataFrame, keys: Sequence[str], pane: Column, aggs: Sequence[Sp
     statistics it gathered: a query repeated over the same input, such as
     a cached DataFrame, pays for one sample. If the data under the same
     plan changed (files rewritten in place), the choice may be the slower
-    plan; both give the same windows."""
+    plan; both give the same windows. Under `unsampled`, where a sample
+    would be taken, the two-phase plan without one."""
     setting = rows.sparkSession.conf.get(CONF, "auto")
     if setting != "auto" or rows.isStreaming:
         fused = setting == "fused"
         return Choice(fused, f"{CONF} = {setting}" if setting != "auto" else "a stream's micro-batch")
     if not rows_merge(aggs):
         return Choice(False, "an aggregation has no NumPy merge over rows (an HLL sketch): no sample taken")
+    if _UNSAMPLED.get():
+        return Choice(False, f"no sample taken (explain runs no Spark job over the rows): {outline_notes('auto')[0]}; "
+                             "the plan shown is the two-phase one")
     seen = _sampled(rows, keys, pane).semanticHash()
     reused = seen in _seen
     found = _seen[seen] if reused else sample(rows, keys, pane)
@@ -152,4 +176,4 @@ def outline_notes(setting: str) -> tuple[str, ...]:
 
 
 __all__ = ["FIRST_ROWS", "FUSED_UP_TO", "SAMPLE_ROWS", "SEEN_MAX", "Choice", "Sample", "choose", "density", "forget",
-           "outline_notes", "sample"]
+           "outline_notes", "sample", "unsampled"]

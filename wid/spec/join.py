@@ -18,6 +18,7 @@ from typing import Any, Literal
 from wid.errors import ConfigError
 from wid.spec.aggregation import Aggregation
 from wid.spec.names import check_identifier, check_name, check_names
+from wid.spec.sql_query import check_query
 
 TIME_UNITS = ("timestamp", "ms", "us")
 SYSTEM_TIME = "system_time"  # the output's first column with use_system_time
@@ -281,9 +282,11 @@ class JoinStage:
     - `left`, `right`: the names of the pipeline sources (``[[source]]``
       tables' `name`) that are the left and right tables; dead letters name
       each side by them.
-    - `left_sql`, `right_sql`: optional Spark SQL pre-stages, each reading
-      the sources by name (``FROM flights``); the query's result is that
-      side's input (`left`/`right` then only name the side).
+    - `left_sql`, `right_sql`: optional Spark SQL pre-stages, each one
+      query reading the sources by name (``FROM flights``); the query's
+      result is that side's input (`left`/`right` then only name the side).
+      A statement that is not one query is refused
+      (`wid.spec.sql_query.check_query`, docs/trust.md).
     """
 
     join: WindowJoin
@@ -301,6 +304,7 @@ class JoinStage:
             sql = getattr(self, name)
             if sql is not None and (not isinstance(sql, str) or not sql.strip()):
                 raise ConfigError(name, "is empty", f"remove {name} or write a query")
+            check_query(name, sql)  # a query stage only queries (docs/trust.md)
 
 
 __all__ = ["JOIN_AGGREGATIONS", "SYSTEM_TIME", "ColumnMetric", "JoinStage", "Metric", "WindowJoin", "metric_alias"]

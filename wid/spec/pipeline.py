@@ -22,6 +22,7 @@ from wid.spec.secrets import (
     resolved_options,
     with_password,
 )
+from wid.spec.sql_query import check_query
 from wid.spec.window import Window
 
 SOURCE_FORMATS = ("csv", "json", "parquet", "python", "rate", "rate-micro-batch", "kafka")
@@ -386,6 +387,7 @@ class PipelineSpec:
         check_distinct_tables(self.target, self.dead_letter)
         if self.transform_sql is not None and not self.transform_sql.strip():
             raise ConfigError("transform.sql", "is empty", "remove [transform] sql or write a query")
+        check_query("transform.sql", self.transform_sql)  # a query stage only queries (docs/trust.md)
         if self.stream.trigger == REAL_TIME and (bad := misfit(self.window, [s.format for s in self.sources], self.target.kind,
                                                                   self.dead_letter.kind)) is not None:
             raise ConfigError(bad[0], f"does not fit Spark's real-time mode: {bad[1]}",
