@@ -154,3 +154,14 @@ def test_a_preview_prints_data_as_text_not_as_terminal_codes(tmp_path: Path) -> 
     assert b"\x1b" not in out and b"\x07" not in out, out
     assert b"root:x:0" in out and "\u274c".encode() not in out, out
     assert b"\\x1b[31mred" in out and b"\\x1b]0;t\\x07" in out, out
+
+
+@pytest.mark.parametrize(("flags", "field"), [(["--master", "sc://127.0.0.1:15002"], "--master"),
+                                              (["--remote", "127.0.0.1:15002"], "--remote"),
+                                              (["--master", "local[1]", "--remote", "sc://h:1"], "--remote")])
+def test_a_bad_flag_is_reported_as_the_flag(tmp_path: Path, flags: list[str], field: str) -> None:
+    """``--master`` and ``--remote`` take the place of the file's
+    ``[spark]`` keys and are checked as those are, but named as given."""
+    (tmp_path / "p.toml").write_text(pipeline_toml('kind = "tumbling"\nduration_ms = 10000', name="flags"))
+    result = invoke("explain", *flags, str(tmp_path / "p.toml"))
+    assert result.exit_code == 2 and result.output.startswith(f"error: {field}: "), result.output

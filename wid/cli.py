@@ -177,7 +177,7 @@ def _where(spec: Any, master: str | None, remote: str | None) -> Any:
 
     spark = {k: v for k, v in spec.spark.items() if k not in ("master", "remote")}
     spark.update({k: v for k, v in (("master", master), ("remote", remote)) if v is not None})
-    check_spark_table(spark)
+    check_spark_table(spark, lambda key: f"--{key}" if key in ("master", "remote") else f"spark.{key}")
     return replace(spec, spark=spark)
 
 
