@@ -136,3 +136,23 @@ def test_a_bad_metrics_port_fails_in_one_line_before_spark_starts(tmp_path: Path
     # Spark never started: its output was never moved to a log file, and no checkpoint was made
     assert list((tmp_path / "tmp").glob("wid-spark-*.log")) == [] and not (tmp_path / "ticking.checkpoint").exists()
     assert "Traceback" not in out + err
+
+
+def test_a_failed_stream_names_its_root_cause_in_one_line(tmp_path: Path) -> None:
+    """A Parquet file whose column type differs from the others' fails the
+    stream inside its writer; the error is Spark's own, not the wrapping."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (tmp_path / "land").mkdir()
+    pq.write_table(pa.table({"k": ["a"], "ts": [1_700_000_000_000], "v": [1.0]}), tmp_path / "land" / "a.parquet")
+    pq.write_table(pa.table({"k": ["a"], "ts": ["late"], "v": ["1.0"]}), tmp_path / "land" / "b.parquet")
+    (tmp_path / "ticking.toml").write_text(stream("available-now").replace('format = "json"', 'format = "parquet"'))
+    proc = wid_cli(tmp_path, "run", "--quiet", "ticking.toml")
+    out, err = proc.communicate(timeout=600)
+    lines = err.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 2, out + err
+    assert lines[0].startswith("error: [FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH] "), err
+    assert "b.parquet" in lines[0] and "Parquet column [ts]" in lines[0], err
+    log = lines[1].split("Spark's log: ")[1]
+    assert Path(log).is_file() and "Traceback" not in out + err

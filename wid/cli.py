@@ -52,7 +52,9 @@ def _options(version: Annotated[bool, typer.Option("--version", callback=_versio
 
 def _guard(debug: bool, action: Callable[[], T]) -> T:
     """Run `action`; an error becomes one to three lines (what, where, the
-    fix) and exit status 2, or its stack trace with `debug`."""
+    fix) and exit status 2, or its stack trace with `debug`. An error wid
+    does not know is its root cause in one line (`wid.spark.errors.root_cause`:
+    the innermost cause Spark's message holds), then where Spark's log is."""
     try:
         return action()
     except WidError as err:
@@ -63,8 +65,11 @@ def _guard(debug: bool, action: Callable[[], T]) -> T:
     except Exception as err:  # an error wid does not know: still one line, and where to look
         if debug:
             raise
-        first = str(err).strip().splitlines()[0] if str(err).strip() else ""
-        err_console.print(f"error: {type(err).__name__}: {first}", style="bold red")
+        from wid.spark.errors import root_cause
+
+        text = str(err).strip()
+        cause = root_cause(text) or f"{type(err).__name__}: {text.splitlines()[0] if text else ''}"
+        err_console.print(f"error: {cause}", style="bold red")
         log = f"; Spark's log: {SPARK_OUTPUT.path}" if SPARK_OUTPUT.path else ""
         say(f"rerun with --debug for the stack trace{log}", err=True)
         raise typer.Exit(2) from None
