@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 
 import wid
 from tests.fixtures import good_rows, land, pipeline_toml, table
+from tests.test_cli_errors import CAPPED
 from wid import cli_report
 from wid.cli import app
 from wid.semantics import evaluate
@@ -115,27 +116,8 @@ def test_a_finished_stream_says_what_it_holds_open(spark: Any, tmp_path: Path) -
     assert f"still open │ {still_open} (window or pane, group) partials" in flat(result.output), result.output
 
 
-SHOWN = """
-name = "shown"
-
-[source]
-format = "csv"
-path = "data.csv"
-schema = "ts TIMESTAMP, k STRING"
-
-[transform.window]
-kind = "tumbling"
-duration_ms = 60000
-event_time_column = "ts"
-group_by = ["k"]
-
-[[transform.window.aggregations]]
-agg = "count"
-as = "n"
-
-[spark]
-master = "local[1]"
-"""
+# the CSV batch pipeline of tests/test_cli_errors.py, without its cap
+SHOWN = CAPPED.replace('name = "capped"', 'name = "shown"').replace("max_groups_per_window = 1\n", "")
 
 
 def test_a_preview_prints_data_as_text_not_as_terminal_codes(tmp_path: Path) -> None:
