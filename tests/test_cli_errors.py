@@ -9,10 +9,13 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from tests.fixtures import land, pipeline_toml
 
@@ -48,8 +51,8 @@ def stream(trigger: str) -> str:
 SPARK_NOISE = ("WARN ", "log4j", "Streaming TransformWithStateInPandas", "INFO ", "Warning:")
 
 
-def wid_cli(root: Path, *args: str, **popen: object) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+def wid_cli(root: Path, *args: str, env: dict[str, str] | None = None, **popen: object) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, **(env or {})}
     return subprocess.Popen([sys.executable, "-m", "wid.cli", *args], cwd=root, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)  # type: ignore[call-overload]
 
@@ -90,15 +93,13 @@ def test_ctrl_c_stops_a_stream_after_its_micro_batch_and_a_rerun_resumes(tmp_pat
 
 
 def test_the_metrics_stay_up_until_after_the_summary(tmp_path: Path) -> None:
+    """`--metrics-port 0` serves on a free port and says which."""
     import urllib.request
-
-    from tools.services import free_port
 
     rows = [{"k": "ab"[i % 2], "ts": 1_700_000_000_000 + i * 1_000, "v": 1.0} for i in range(40)]
     land(tmp_path / "land", [[json.dumps(r) for r in rows[i:i + 20]] for i in range(0, 40, 20)])
     (tmp_path / "scraped.toml").write_text(stream("available-now").replace('name = "ticking"', 'name = "scraped"'))
-    port = free_port()
-    proc = wid_cli(tmp_path, "run", "--quiet", "--metrics-port", str(port), "--metrics-linger", "120",
+    proc = wid_cli(tmp_path, "run", "--quiet", "--metrics-port", "0", "--metrics-linger", "120",
                    "scraped.toml", bufsize=1)
     assert proc.stdout is not None
     shown = []
@@ -107,9 +108,51 @@ def test_the_metrics_stay_up_until_after_the_summary(tmp_path: Path) -> None:
         if "for a last scrape" in line:
             break
     assert any("│ elapsed" in line for line in shown), "".join(shown)
+    ports = {int(p) for p in re.findall(r"http://127\.0\.0\.1:(\d+)/metrics", "".join(shown))}
+    assert len(ports) == 1 and 0 not in ports, "".join(shown)  # the notice at start and the linger's say the same
+    port = ports.pop()
     scraped = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30).read().decode()
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, out + err
     assert re.search(r"^wid_rows_in_total\S* 40\.0$", scraped, re.M), scraped
 
+
+
+@pytest.mark.parametrize("port", ["busy", "70000", "-1"])
+def test_a_bad_metrics_port_fails_in_one_line_before_spark_starts(tmp_path: Path, port: str) -> None:
+    land(tmp_path / "land", [[json.dumps({"k": "a", "ts": 1_700_000_000_000, "v": 1.0})]])
+    (tmp_path / "ticking.toml").write_text(stream("available-now"))
+    (tmp_path / "tmp").mkdir()
+    with socket.socket() as held:  # a port another program serves on
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        given = str(held.getsockname()[1]) if port == "busy" else port
+        proc = wid_cli(tmp_path, "run", "--metrics-port", given, "ticking.toml", env={"TMPDIR": str(tmp_path / "tmp")})
+        out, err = proc.communicate(timeout=300)
+    lines = err.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, out + err
+    assert lines[0].startswith(f"error: --metrics-port: port {given} "), err
+    # Spark never started: its output was never moved to a log file, and no checkpoint was made
+    assert list((tmp_path / "tmp").glob("wid-spark-*.log")) == [] and not (tmp_path / "ticking.checkpoint").exists()
+    assert "Traceback" not in out + err
+
+
+def test_a_failed_stream_names_its_root_cause_in_one_line(tmp_path: Path) -> None:
+    """A Parquet file whose column type differs from the others' fails the
+    stream inside its writer; the error is Spark's own, not the wrapping."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (tmp_path / "land").mkdir()
+    pq.write_table(pa.table({"k": ["a"], "ts": [1_700_000_000_000], "v": [1.0]}), tmp_path / "land" / "a.parquet")
+    pq.write_table(pa.table({"k": ["a"], "ts": ["late"], "v": ["1.0"]}), tmp_path / "land" / "b.parquet")
+    (tmp_path / "ticking.toml").write_text(stream("available-now").replace('format = "json"', 'format = "parquet"'))
+    proc = wid_cli(tmp_path, "run", "--quiet", "ticking.toml")
+    out, err = proc.communicate(timeout=600)
+    lines = err.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 2, out + err
+    assert lines[0].startswith("error: [FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH] "), err
+    assert "b.parquet" in lines[0] and "Parquet column [ts]" in lines[0], err
+    log = lines[1].split("Spark's log: ")[1]
+    assert Path(log).is_file() and "Traceback" not in out + err

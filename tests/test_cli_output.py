@@ -9,6 +9,9 @@ from __future__ import annotations
 import importlib.metadata
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,7 @@ from typer.testing import CliRunner
 
 import wid
 from tests.fixtures import good_rows, land, pipeline_toml, stamped, table
+from tests.test_cli_errors import CAPPED
 from wid import cli_report
 from wid.cli import app
 from wid.semantics import evaluate
@@ -110,3 +114,36 @@ def test_a_finished_stream_says_what_it_holds_open(spark: Any, tmp_path: Path) -
     still_open = len(every - emitted)
     assert still_open > 0 and len(table(tmp_path / "out.sqlite", "windows")) == len(every) - still_open
     assert f"still open │ {still_open} (window or pane, group) partials" in flat(result.output), result.output
+
+
+# the CSV batch pipeline of tests/test_cli_errors.py, without its cap
+SHOWN = CAPPED.replace('name = "capped"', 'name = "shown"').replace("max_groups_per_window = 1\n", "")
+
+
+def test_a_preview_prints_data_as_text_not_as_terminal_codes(tmp_path: Path) -> None:
+    """Values that a terminal would act on (a colour, a window title) or
+    that Rich would turn into an emoji (``:x:``) are printed as text: the
+    raw bytes `wid run` writes hold no ESC or BEL."""
+    keys = ["\x1b[31mred", "\x1b]0;t\x07", "root:x:0"]
+    rows = "".join(f"2024-01-01 00:00:{10 + i},{k}\n" for i, k in enumerate(keys))
+    (tmp_path / "data.csv").write_bytes(("ts,k\n" + rows).encode())
+    (tmp_path / "shown.toml").write_text(SHOWN)
+    done = subprocess.run([sys.executable, "-m", "wid.cli", "run", "--quiet", "shown.toml"], cwd=tmp_path,
+                          env={**os.environ, "PYSPARK_PYTHON": sys.executable, "COLUMNS": "200"},
+                          capture_output=True, timeout=600)
+    out = done.stdout
+    assert done.returncode == 0, (out + done.stderr).decode(errors="replace")
+    assert b"\x1b" not in out and b"\x07" not in out, out
+    assert b"root:x:0" in out and "\u274c".encode() not in out, out
+    assert b"\\x1b[31mred" in out and b"\\x1b]0;t\\x07" in out, out
+
+
+@pytest.mark.parametrize(("flags", "field"), [(["--master", "sc://127.0.0.1:15002"], "--master"),
+                                              (["--remote", "127.0.0.1:15002"], "--remote"),
+                                              (["--master", "local[1]", "--remote", "sc://h:1"], "--remote")])
+def test_a_bad_flag_is_reported_as_the_flag(tmp_path: Path, flags: list[str], field: str) -> None:
+    """``--master`` and ``--remote`` take the place of the file's
+    ``[spark]`` keys and are checked as those are, but named as given."""
+    (tmp_path / "p.toml").write_text(pipeline_toml('kind = "tumbling"\nduration_ms = 10000', name="flags"))
+    result = invoke("explain", *flags, str(tmp_path / "p.toml"))
+    assert result.exit_code == 2 and result.output.startswith(f"error: {field}: "), result.output

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from wid import __version__
 from wid.cli_report import err_console, say
-from wid.errors import WidError
+from wid.errors import ConfigError, WidError
 from wid.spark_output import SparkOutput
 from wid.spec.pipeline import JoinPipelineSpec
 from wid.spec.real_time import FORM as REAL_TIME_FORM
@@ -52,7 +52,9 @@ def _options(version: Annotated[bool, typer.Option("--version", callback=_versio
 
 def _guard(debug: bool, action: Callable[[], T]) -> T:
     """Run `action`; an error becomes one to three lines (what, where, the
-    fix) and exit status 2, or its stack trace with `debug`."""
+    fix) and exit status 2, or its stack trace with `debug`. An error wid
+    does not know is its root cause in one line (`wid.spark.errors.root_cause`:
+    the innermost cause Spark's message holds), then where Spark's log is."""
     try:
         return action()
     except WidError as err:
@@ -63,8 +65,11 @@ def _guard(debug: bool, action: Callable[[], T]) -> T:
     except Exception as err:  # an error wid does not know: still one line, and where to look
         if debug:
             raise
-        first = str(err).strip().splitlines()[0] if str(err).strip() else ""
-        err_console.print(f"error: {type(err).__name__}: {first}", style="bold red")
+        from wid.spark.errors import root_cause
+
+        text = str(err).strip()
+        cause = root_cause(text) or f"{type(err).__name__}: {text.splitlines()[0] if text else ''}"
+        err_console.print(f"error: {cause}", style="bold red")
         log = f"; Spark's log: {SPARK_OUTPUT.path}" if SPARK_OUTPUT.path else ""
         say(f"rerun with --debug for the stack trace{log}", err=True)
         raise typer.Exit(2) from None
@@ -129,26 +134,27 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
     from wid.progress import SparkProgress
 
     spec = _guard(debug, lambda: _where(load_pipeline(pipeline), master, remote))
+    streaming = spec.source.is_stream
+    # Served before Spark starts: a bad or busy port fails at once, in one line.
+    metrics = _guard(debug, lambda: _metrics(spec, metrics_port)) if streaming else None
     _quiet_spark(verbose)
     for note in _parquet_warnings(spec):
         err_console.print("warning: " + note, style="yellow")
-    streaming = spec.source.is_stream
 
     def go() -> Any:
         with err_console.status("starting Spark", spinner="dots"):
             spark = session_for(spec)
-        metrics = _metrics(spec, metrics_port) if streaming else None
         enabled = not (quiet or streaming) and err_console.is_terminal
         with SparkProgress(spark, err_console, enabled=enabled) as progress:
             report = run_pipeline(spec, spark, step=progress.step, metrics=metrics,
                                   on_progress=batch_line if not quiet else lambda _: None,
                                   on_notice=say if not quiet else lambda _: None)
-        return report, preview(spec), metrics
+        return report, preview(spec)
 
-    report, rows, metrics = _guard(debug, go)
+    report, rows = _guard(debug, go)
     summary(report, _what(spec), rows, real_time=report.form == REAL_TIME_FORM)
     if metrics is not None:
-        _linger(metrics_port, metrics_linger)
+        _linger(metrics.port, metrics_linger)
     if not report.identity_holds:
         say("accounting identity violated", style="bold red", err=True)
         raise typer.Exit(1)
@@ -176,25 +182,35 @@ def _where(spec: Any, master: str | None, remote: str | None) -> Any:
 
     spark = {k: v for k, v in spec.spark.items() if k not in ("master", "remote")}
     spark.update({k: v for k, v in (("master", master), ("remote", remote)) if v is not None})
-    check_spark_table(spark)
+    check_spark_table(spark, lambda key: f"--{key}" if key in ("master", "remote") else f"spark.{key}")
     return replace(spec, spark=spark)
 
 
 def _metrics(spec: Any, port: int | None) -> Any:
-    """Prometheus metrics for a stream, served on `port` (None: no metrics)."""
+    """Prometheus metrics for a stream, served on `port` (None: no metrics;
+    0: a free port), and the line that says where. Raises ConfigError naming
+    ``--metrics-port`` for a port out of range or one that cannot be served
+    (in use)."""
     if port is None:
         return None
     from wid.metrics import Metrics
 
+    fix = "give a free port from 0 to 65535 (0: any free port)"
     kind, late = (("window_join", spec.join.join.late_data) if isinstance(spec, JoinPipelineSpec)
                   else (spec.window.kind, spec.window.late_data))
     metrics = Metrics(spec.name, kind, late, tuple(s.name for s in spec.sources))
-    metrics.serve(port)
-    say(f"metrics: http://127.0.0.1:{port}/metrics")
+    try:
+        metrics.serve(port)
+    except ValueError:
+        raise ConfigError("--metrics-port", f"port {port} is not in 0..65535", fix) from None
+    except OSError as err:
+        raise ConfigError("--metrics-port", f"port {port} cannot be served on 127.0.0.1: {err.strerror or err}",
+                          fix) from None
+    say(f"metrics: http://127.0.0.1:{metrics.port}/metrics")
     return metrics
 
 
-def _linger(port: int | None, seconds: float) -> None:
+def _linger(port: int, seconds: float) -> None:
     """Keep the metrics endpoint up `seconds` after the summary, so that a
     scraper reads the run's last values; Ctrl-C ends the wait."""
     import contextlib

@@ -1,10 +1,13 @@
 """What ``wid`` prints: a run's summary, a stream's line per micro-batch,
 the first rows of the target, and ``wid explain``'s explanation.
 
-Everything goes through consoles that read no markup (`say`): pipeline
-names, paths, SQL and messages hold square brackets (``[transform] sql``,
-``local[2]``, ``.[dev]``), which Rich's markup would eat. Styles are given
-as styles, never as markup in the text.
+Everything goes through `wid.terminal.Terminal` consoles, which read no
+markup and no emoji codes and print the characters a terminal acts on as
+escapes: pipeline names, paths, SQL and messages hold square brackets
+(``[transform] sql``, ``local[2]``, ``.[dev]``), which Rich's markup would
+eat, and values from the data may hold anything. Table cells that hold
+data or paths go through `wid.terminal.shown`, so that one row stays one
+row. Styles are given as styles, never as markup in the text.
 """
 
 from __future__ import annotations
@@ -13,16 +16,18 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
-console = Console(markup=False, highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, soft_wrap=True, markup=False, highlight=False)
+from wid.terminal import Terminal, shown
+
+console = Terminal()
+err_console = Terminal(stderr=True)
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(\.\d+)?Z$")
 
 
 def say(text: str, style: str | None = None, err: bool = False) -> None:
-    """Print `text` as it is (no markup), in `style`."""
+    """Print `text` as text (no markup, no emoji codes, the characters a
+    terminal acts on as escapes; newlines kept), in `style`."""
     (err_console if err else console).print(text, style=style)
 
 
@@ -107,25 +112,26 @@ def open_windows(report: Any) -> str:
 
 def _places(table: Table, report: Any) -> None:
     """Where a run's results, dead letters and checkpoint are, and how long it took; prints `table`."""
-    table.add_row("results", report.target)
-    table.add_row("dead letters", report.dead_letter)
+    table.add_row("results", shown(report.target))
+    table.add_row("dead letters", shown(report.dead_letter))
     if report.checkpoint:
-        table.add_row("checkpoint", report.checkpoint)
+        table.add_row("checkpoint", shown(report.checkpoint))
     for note in getattr(report, "notes", ()):
         if note.startswith("rows the target refused"):
-            table.add_row("note", note)
+            table.add_row("note", shown(note))
     table.add_row("elapsed", f"{report.elapsed_s:.1f} s")
     console.print(table)
 
 
 def preview(rows: list[dict[str, Any]], heading: str) -> None:
     """`rows` as a table whose values are never cut: timestamps whole on one
-    line (`when`), other long values folded onto further lines."""
-    cells = [[f"{v:.3f}" if isinstance(v, float) else when(v) for v in r.values()] for r in rows]
-    table = Table(title=heading)
+    line (`when`), other long values folded onto further lines; names and
+    values printed as text (`wid.terminal.shown`)."""
+    cells = [[shown(f"{v:.3f}" if isinstance(v, float) else when(v)) for v in r.values()] for r in rows]
+    table = Table(title=shown(heading))
     for i, (name, first) in enumerate(rows[0].items()):
         stamp = isinstance(first, str) and _ISO.match(first) is not None
-        table.add_column(name, overflow="fold", no_wrap=stamp, min_width=max(len(c[i]) for c in cells) if stamp else None)
+        table.add_column(shown(name), overflow="fold", no_wrap=stamp, min_width=max(len(c[i]) for c in cells) if stamp else None)
     for c in cells:
         table.add_row(*c)
     console.print(table)

@@ -30,6 +30,7 @@ class Metrics:
     def __init__(self, pipeline: str, kind: str, late_policy: str, sources: tuple[str, ...] = ("source",)) -> None:
         self.registry = CollectorRegistry()
         self.kind, self.policy, self.sources = kind, late_policy, sources
+        self.port: int | None = None  # the port `serve` serves on
         r, ns = self.registry, "wid"
         self.rows_in = Counter("rows_in", f"Rows read by pipeline {pipeline}", registry=r, namespace=ns)
         self.rows_rejected = Counter("rows_rejected", "Rows sent to the dead letters with a reason", registry=r, namespace=ns)
@@ -41,9 +42,17 @@ class Metrics:
         self.late.labels(policy=late_policy)
         self.emitted.labels(kind=kind)
 
-    def serve(self, port: int, addr: str = "127.0.0.1") -> None:
-        """Serve ``/metrics`` over HTTP on `addr`:`port` from a daemon thread."""
-        start_http_server(port, addr=addr, registry=self.registry)
+    def serve(self, port: int, addr: str = "127.0.0.1") -> int:
+        """Serve ``/metrics`` over HTTP on `addr`:`port` (0: a free port the
+        system picks) from a daemon thread; returns the port it serves on
+        (also kept in `port`).
+        Raises ValueError for a port outside 0..65535, OSError when the port
+        cannot be bound (in use, not allowed)."""
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            raise ValueError(f"port {port!r} is not in 0..65535")
+        server, _ = start_http_server(port, addr=addr, registry=self.registry)
+        self.port = int(server.server_port)
+        return self.port
 
     def batch(self, tally: BatchTally, progress: Any) -> None:
         """Account one micro-batch. The WID operator reports what it holds

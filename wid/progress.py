@@ -22,6 +22,7 @@ from rich.progress import (
 )
 
 from wid.spark.spark_session import is_connect
+from wid.terminal import Terminal
 
 
 class SparkProgress:
@@ -36,8 +37,9 @@ class SparkProgress:
         self.spark = spark
         self.enabled = enabled
         self.connect = enabled and is_connect(spark)
-        self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                                 MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True)
+        self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(),
+                                 MofNCompleteColumn(), TimeElapsedColumn(), console=console or Terminal(stderr=True),
+                                 transient=True)
         self.task = self.progress.add_task("starting", total=None)
         self._label = "starting"
 

@@ -7,6 +7,13 @@ task failure, PySpark's transformWithState prints at every query start.
 and keeps wid's own output (``sys.stdout``, ``sys.stderr``, which the
 command line's consoles write to) on the terminal. With ``verbose`` it does
 nothing: Spark prints as it always does.
+
+Each command that starts Spark gets its own log, ``wid-spark-*.log`` in the
+temporary directory (`tempfile.gettempdir`, ``TMPDIR``), whose path an
+error names. They are kept bounded: as a new one is made, the user's logs
+beyond the newest `KEEP_LOGS` (by last write, so a log a running stream
+still writes counts as new) are removed; other users' files are never
+touched.
 """
 
 from __future__ import annotations
@@ -16,7 +23,10 @@ import io
 import os
 import sys
 import tempfile
+from pathlib import Path
 from types import TracebackType
+
+KEEP_LOGS = 20  # Spark logs kept in the temporary directory, the newest ones
 
 
 class SparkOutput:
@@ -40,6 +50,7 @@ class SparkOutput:
         sys.stdout.flush()
         sys.stderr.flush()
         handle, self.path = tempfile.mkstemp(prefix="wid-spark-", suffix=".log")
+        prune_logs(Path(self.path).parent)
         for fd in fds:
             self._saved.append((fd, os.dup(fd)))
             os.dup2(handle, fd)
@@ -63,4 +74,23 @@ class SparkOutput:
         self._saved = []
 
 
-__all__ = ["SparkOutput"]
+def prune_logs(directory: Path, keep: int = KEEP_LOGS) -> list[Path]:
+    """Remove this user's ``wid-spark-*.log`` files in `directory` beyond
+    the newest `keep` (by modification time); returns those removed. A file
+    that cannot be removed (gone already, not ours) is left."""
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    logs = []
+    for path in directory.glob("wid-spark-*.log"):
+        with contextlib.suppress(OSError):
+            stat = path.stat()
+            if uid is None or stat.st_uid == uid:
+                logs.append((stat.st_mtime, path))
+    removed = []
+    for _, path in sorted(logs, reverse=True)[keep:]:
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed.append(path)
+    return removed
+
+
+__all__ = ["KEEP_LOGS", "SparkOutput", "prune_logs"]

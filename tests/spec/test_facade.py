@@ -40,3 +40,10 @@ def test_bad_fields_are_named_as_in_toml() -> None:
     with pytest.raises(ConfigError) as err:
         wid.pipeline(name="x", window=WINDOW, source={"format": "csv", "path": "p"}, stream={"trigger": "soon"})
     assert err.value.field == "stream.trigger"
+
+
+@pytest.mark.parametrize("name", ["my pipeline", "1x", "a.b", "", "a" * 64, "dead_letter"])
+def test_a_bad_pipeline_name_is_reported_as_name(name: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        wid.pipeline(name=name, window=WINDOW, source={"format": "csv", "path": "p"})
+    assert err.value.field == "name", err.value

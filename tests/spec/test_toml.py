@@ -110,3 +110,24 @@ def test_bad_pipeline_toml_names_the_field(edit: tuple[str, str], field: str) ->
     with pytest.raises(ConfigError) as err:
         loads_pipeline(PIPE.replace(*edit, 1))
     assert err.value.field == field
+
+
+LONG = "a" * 64  # a pipeline name, but one byte too long for a database table (IDENTIFIER_BYTES)
+
+
+@pytest.mark.parametrize("name", ['"my pipeline"', '"1x"', '"a.b"', '""', "5", f'"{LONG}"', '"dead_letter"',
+                                  '"dead-letter"'])
+def test_a_bad_pipeline_name_is_reported_as_name_not_as_the_table_made_from_it(name: str) -> None:
+    """The default target table is made from the name (``-`` as ``_``):
+    a name it cannot be made from is the name's error, with a fix that
+    says how to keep the name (give a [target])."""
+    with pytest.raises(ConfigError) as err:
+        loads_pipeline(PIPE.replace('name = "demo"', f"name = {name}", 1))
+    assert err.value.field == "name", err.value
+
+
+@pytest.mark.parametrize("name", [LONG, "dead_letter"])
+def test_a_name_no_default_table_is_made_from_is_fine_with_a_target(name: str) -> None:
+    target = '\n[target]\nkind = "sqlite"\npath = "x.db"\ntable = "windows"\n'
+    spec = loads_pipeline(PIPE.replace('name = "demo"', f'name = "{name}"', 1) + target)
+    assert spec.name == name and spec.target.table == "windows" and spec.dead_letter.table == "dead_letter"

@@ -13,7 +13,6 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from wid.io import iceberg, kafka, lakehouse
@@ -32,6 +31,7 @@ from wid.io.sql_sinks import (
 from wid.io.sql_sinks import describe as describe_database
 from wid.spec.pipeline import SQL_SINKS, SinkSpec
 from wid.spec.secrets import mask_url
+from wid.terminal import Terminal, shown
 
 ONE_RUN = Batch()  # a batch run: micro-batch 0, no replay
 
@@ -54,16 +54,18 @@ def describe(sink: SinkSpec, base_dir: str) -> str:
 
 
 def write_console(df: DataFrame, rows: int, title: str, console: Console | None = None) -> int:
-    """Print the first `rows` rows as a table; returns the rows shown."""
+    """Print the first `rows` rows as a table (on `console`, by default a
+    `wid.terminal.Terminal` on standard output: values are printed as text,
+    `wid.terminal.shown`); returns the rows shown."""
     df = for_export(df)
-    table = Table(title=escape(title))
+    table = Table(title=shown(title))
     for name in df.columns:
-        table.add_column(escape(name))
-    shown = df.limit(rows).collect()
-    for r in shown:
-        table.add_row(*["" if v is None else escape(str(v)) for v in r])
-    (console or Console()).print(table)
-    return len(shown)
+        table.add_column(shown(name))
+    printed = df.limit(rows).collect()
+    for r in printed:
+        table.add_row(*["" if v is None else shown(v) for v in r])
+    (console or Terminal()).print(table)
+    return len(printed)
 
 
 def can_refuse(sink: SinkSpec) -> bool:

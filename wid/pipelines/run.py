@@ -19,6 +19,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 from wid.errors import WidError
 from wid.io import dead_letter, sinks
 from wid.metrics import Metrics
+from wid.pipelines.checkpoint import remove_stale_temp_files
 from wid.pipelines.observed import observation, observed
 from wid.pipelines.read import checkpoint_of, compile_pipeline, session_for
 from wid.pipelines.report import BatchTally, Report, tally
@@ -118,6 +119,7 @@ def _run_stream(spec: Spec, compiled: Compiled, report: Report, on_progress: Cal
     if compiled.stream is None:
         raise ValueError("a stream runs on the WID operator (wid.spark.compile)")
     report.checkpoint = checkpoint_of(spec)
+    remove_stale_temp_files(report.checkpoint)  # a killed run's (`wid.pipelines.checkpoint`)
     started_ms = time.time_ns() // 1_000_000
     spark = compiled.prepared.sparkSession
     caches: set[str] = set()

@@ -29,6 +29,7 @@ from wid.spec.pipeline import (
     SinkSpec,
     SourceSpec,
     StreamSpec,
+    check_pipeline_name,
     default_sinks,
 )
 from wid.spec.toml_io import build
@@ -53,11 +54,12 @@ def pipeline(*, name: str, source: SourceArg | list[SourceArg], window: Window |
     ``[join]`` table) instead of `window`, its `JoinPipelineSpec`. Defaults
     follow the TOML: SQLite ``<name>.sqlite`` for results and dead letters,
     the available-now trigger. Raises ConfigError naming the field."""
-    target_default, dead_default = default_sinks(name)
+    check_pipeline_name(name)  # before the sinks made from it, and the rest
     listed = source if isinstance(source, list) else [source]
     first, *more = [_part(SourceSpec, s, f"source[{i}]" if len(listed) > 1 else "source") for i, s in enumerate(listed)]
-    sinks = {"target": target_default if target is None else _part(SinkSpec, target, "target"),
-             "dead_letter": dead_default if dead_letter is None else _part(SinkSpec, dead_letter, "dead_letter")}
+    sinks = dict(zip(("target", "dead_letter"), default_sinks(
+        name, None if target is None else _part(SinkSpec, target, "target"),
+        None if dead_letter is None else _part(SinkSpec, dead_letter, "dead_letter")), strict=True))
     spec: PipelineSpec | JoinPipelineSpec
     how = StreamSpec() if stream is None else _part(StreamSpec, stream, "stream")
     if join is not None:

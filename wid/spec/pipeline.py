@@ -4,6 +4,7 @@ dead-letter sink (docs/semantics.md#pipelines)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -11,7 +12,7 @@ from wid.errors import ConfigError
 from wid.spec.durations import as_ms
 from wid.spec.join import JoinStage
 from wid.spec.lakehouse import check_spark, installed_spark_version
-from wid.spec.names import check_identifier, check_name
+from wid.spec.names import IDENTIFIER_RULE, check_identifier, check_name, is_identifier
 from wid.spec.real_time import REAL_TIME_BATCH, misfit
 from wid.spec.real_time import TRIGGER as REAL_TIME
 from wid.spec.secrets import (
@@ -410,34 +411,43 @@ class PipelineSpec:
 SPARK_KEYS = ("master", "remote", "conf")
 
 
-def check_spark_table(spark: dict[str, Any]) -> None:
+def check_spark_table(spark: dict[str, Any], named: Callable[[str], str] = "spark.{}".format) -> None:
     """The ``[spark]`` table: `master` (``local[*]``, ``spark://host:7077``,
     ``yarn``...) or `remote` (a Spark Connect server, ``sc://host:15002``),
     not both, and `conf`, a table of Spark settings. Raises ConfigError
-    naming the key."""
+    naming the key as `named` writes it (``spark.master``; the command
+    line's ``--master`` for a value given there)."""
     for key in spark:
         if key not in SPARK_KEYS:
-            raise ConfigError(f"spark.{key}", "unknown key", "use " + ", ".join(SPARK_KEYS))
+            raise ConfigError(named(key), "unknown key", "use " + ", ".join(SPARK_KEYS))
     for key in ("master", "remote"):
         if key in spark and (not isinstance(spark[key], str) or not spark[key]):
-            raise ConfigError(f"spark.{key}", f"must be a string, got {spark[key]!r}")
+            raise ConfigError(named(key), f"must be a string, got {spark[key]!r}")
     if "master" in spark and "remote" in spark:
-        raise ConfigError("spark.remote", "a pipeline runs either on a master or on a Spark Connect server",
-                          "keep one of master and remote")
+        raise ConfigError(named("remote"), "a pipeline runs either on a master or on a Spark Connect server",
+                          f"keep one of {named('master')} and {named('remote')}")
     if "remote" in spark and not str(spark["remote"]).startswith("sc://"):
-        raise ConfigError("spark.remote", f"a Spark Connect URL starts with sc://, got {mask_url(str(spark['remote']))!r}",
-                          'e.g. remote = "sc://127.0.0.1:15002"')
+        raise ConfigError(named("remote"), f"a Spark Connect URL starts with sc://, got {mask_url(str(spark['remote']))!r}",
+                          "e.g. sc://127.0.0.1:15002")
     if str(spark.get("master", "")).startswith("sc://"):
-        raise ConfigError("spark.master", "sc:// names a Spark Connect server",
-                          f"write remote = {mask_url(spark['master'])!r}")
+        raise ConfigError(named("master"), "sc:// names a Spark Connect server",
+                          f"give {mask_url(str(spark['master']))!r} as {named('remote')}")
     if not isinstance(spark.get("conf", {}), dict):
-        raise ConfigError("spark.conf", "must be a table of Spark settings")
+        raise ConfigError(named("conf"), "must be a table of Spark settings")
+
+
+def check_pipeline_name(name: object) -> str:
+    """Return `name` if it is a pipeline name (letters, digits, - and _,
+    starting with a letter), else raise ConfigError naming ``name``."""
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ConfigError("name", f"pipeline name must be letters, digits, - and _, starting with a letter, got {name!r}",
+                          'e.g. name = "my-pipeline"')
+    return name
 
 
 def check_name_and_sources(name: object, sources: tuple[SourceSpec, ...]) -> None:
-    """A pipeline name of letters, digits, - and _; distinct source names."""
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise ConfigError("name", f"pipeline name must be letters, digits, - and _, got {name!r}")
+    """A pipeline name (`check_pipeline_name`); distinct source names."""
+    check_pipeline_name(name)
     names = [s.name for s in sources]
     if len(set(names)) != len(names):
         raise ConfigError("source.name", f"sources need distinct names, got {names}",
@@ -498,10 +508,28 @@ class JoinPipelineSpec:
         return _masked_repr(self, spark=masked_spark(self.spark))
 
 
-def default_sinks(name: str) -> tuple[SinkSpec, SinkSpec]:
-    """The embedded defaults: results and dead letters in one SQLite file."""
+def default_sinks(name: str, target: SinkSpec | None = None,
+                  dead_letter: SinkSpec | None = None) -> tuple[SinkSpec, SinkSpec]:
+    """`target` and `dead_letter`, each given or the embedded default:
+    results and dead letters in one SQLite file ``<name>.sqlite``, tables
+    ``<name>`` (``-`` as ``_``) and ``dead_letter``. The name is checked
+    first (`check_pipeline_name`); a default target table that cannot be
+    made from it (longer than `wid.spec.names.IDENTIFIER_BYTES`, or the dead
+    letter's own table) is the name's ConfigError too, since the name is
+    what the user wrote."""
+    check_pipeline_name(name)
     db = f"{name}.sqlite"
-    return SinkSpec("sqlite", path=db, table=name.replace("-", "_")), SinkSpec("sqlite", path=db, table="dead_letter")
+    dead = dead_letter or SinkSpec("sqlite", path=db, table="dead_letter")
+    if target is not None:
+        return target, dead
+    table = name.replace("-", "_")
+    if not is_identifier(table):
+        raise ConfigError("name", f"the default target table is named after the pipeline, and {table!r} cannot "
+                          f"name a table ({IDENTIFIER_RULE})", "choose a shorter name, or give a [target] table")
+    if (dead.kind, dead.path, dead.table) == ("sqlite", db, table):
+        raise ConfigError("name", f"the default target table is named after the pipeline, and {table!r} is the dead "
+                          "letter's table", "choose another name, or give a [target] table")
+    return SinkSpec("sqlite", path=db, table=table), dead
 
 
 def _strings(name: str, values: object) -> tuple[str, ...]:

@@ -57,6 +57,7 @@ from wid.spec.pipeline import (
     SinkSpec,
     SourceSpec,
     StreamSpec,
+    check_pipeline_name,
     default_sinks,
     masked_spark,
 )
@@ -227,6 +228,7 @@ def loads_pipeline(text: str, base_dir: str = ".") -> PipelineSpec | JoinPipelin
     name = doc.get("name")
     if name is None:
         raise ConfigError("name", "missing", 'add name = "my-pipeline" at the top')
+    check_pipeline_name(name)  # before the sinks made from it, and the rest
     if "source" not in doc:
         raise ConfigError("source", "missing", "add a [source] table")
     tables = doc["source"] if isinstance(doc["source"], list) else [doc["source"]]
@@ -234,9 +236,8 @@ def loads_pipeline(text: str, base_dir: str = ".") -> PipelineSpec | JoinPipelin
         raise ConfigError("source", "missing", "add a [source] table")
     source, *more = [build(SourceSpec, t, f"source[{i}]" if len(tables) > 1 else "source")
                      for i, t in enumerate(tables)]
-    target_default, dead_default = default_sinks(str(name))
-    target = build(SinkSpec, doc["target"], "target") if "target" in doc else target_default
-    dead = build(SinkSpec, doc["dead_letter"], "dead_letter") if "dead_letter" in doc else dead_default
+    target, dead = default_sinks(name, build(SinkSpec, doc["target"], "target") if "target" in doc else None,
+                                 build(SinkSpec, doc["dead_letter"], "dead_letter") if "dead_letter" in doc else None)
     spark = doc.get("spark", {})
     if not isinstance(spark, dict):
         raise ConfigError("spark", "must be a table")
