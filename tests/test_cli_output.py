@@ -116,6 +116,15 @@ def test_a_finished_stream_says_what_it_holds_open(spark: Any, tmp_path: Path) -
     assert f"still open │ {still_open} (window or pane, group) partials" in flat(result.output), result.output
 
 
+def test_a_stream_that_found_no_data_ends_with_its_summary(spark: Any, tmp_path: Path) -> None:
+    (tmp_path / "land").mkdir()
+    (tmp_path / "empty.toml").write_text(pipeline_toml('kind = "tumbling"\nduration_ms = 10000', name="empty"))
+    result = invoke("run", str(tmp_path / "empty.toml"), "--quiet")
+    assert result.exit_code == 0, result.output
+    assert "rows in" in result.output and "first rows" not in result.output
+    assert not (tmp_path / "out.sqlite").exists()  # nothing written, not even an empty database
+
+
 # the CSV batch pipeline of tests/test_cli_errors.py, without its cap
 SHOWN = CAPPED.replace('name = "capped"', 'name = "shown"').replace("max_groups_per_window = 1\n", "")
 

@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Iterable
 from contextlib import closing
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from wid.io.sources import resolve
@@ -142,10 +143,16 @@ __all__ = ["BatchTally", "Report", "tally"]
 
 
 def preview(spec: PipelineSpec | JoinPipelineSpec, rows: int = 8) -> list[dict[str, Any]]:
-    """A few result rows read back from the target (SQLite) for a summary."""
-    if spec.target.kind != "sqlite":
+    """A few result rows read back from the target (SQLite) for a summary;
+    none when nothing was written (a stream that found no data creates no
+    table, nor even the database file)."""
+    path = Path(resolve(spec.target.path or "", spec.base_dir))
+    if spec.target.kind != "sqlite" or not path.exists():
         return []
-    with closing(sqlite3.connect(resolve(spec.target.path or "", spec.base_dir))) as con:
+    with closing(sqlite3.connect(path)) as con:
+        if not con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                           (spec.target.table,)).fetchall():
+            return []
         con.row_factory = sqlite3.Row
         window = spec.window if isinstance(spec, PipelineSpec) else None
         order = window.window_start_column if window is not None and window.kind != "rolling" else "rowid"
