@@ -126,6 +126,22 @@ def test_a_bad_pipeline_name_is_reported_as_name_not_as_the_table_made_from_it(n
     assert err.value.field == "name", err.value
 
 
+@pytest.mark.parametrize(("target", "dead_letter", "same"), [
+    ('kind = "sqlite"\npath = "o.db"\ntable = "w"', 'kind = "sqlite"\npath = "./o.db"\ntable = "w"', True),
+    ('kind = "sqlite"\npath = "o.db"\ntable = "w"', 'kind = "sqlite"\npath = "p.db"\ntable = "w"', False),
+    ('kind = "postgres"\nurl_env = "PG"\ntable = "w"', 'kind = "postgres"\nurl_env = "PG"\ntable = "w"', True),
+    ('kind = "postgres"\nurl_env = "PG"\ntable = "w"', 'kind = "postgres"\nurl_env = "PG"\ntable = "d"', False),
+])
+def test_the_dead_letter_is_not_the_target_s_table(target: str, dead_letter: str, same: bool) -> None:
+    text = PIPE + f"\n[target]\n{target}\n[dead_letter]\n{dead_letter}\n"
+    if not same:
+        assert loads_pipeline(text).dead_letter.table is not None
+        return
+    with pytest.raises(ConfigError) as err:
+        loads_pipeline(text)
+    assert err.value.field == "dead_letter.table"
+
+
 @pytest.mark.parametrize("name", [LONG, "dead_letter"])
 def test_a_name_no_default_table_is_made_from_is_fine_with_a_target(name: str) -> None:
     target = '\n[target]\nkind = "sqlite"\npath = "x.db"\ntable = "windows"\n'

@@ -3,6 +3,7 @@ dead-letter sink (docs/semantics.md#pipelines)."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
@@ -385,7 +386,7 @@ class PipelineSpec:
     def __post_init__(self) -> None:
         check_name_and_sources(self.name, self.sources)
         check_spark_table(self.spark)
-        check_distinct_tables(self.target, self.dead_letter)
+        check_distinct_tables(self.target, self.dead_letter, self.base_dir)
         if self.transform_sql is not None and not self.transform_sql.strip():
             raise ConfigError("transform.sql", "is empty", "remove [transform] sql or write a query")
         check_query("transform.sql", self.transform_sql)  # a query stage only queries (docs/trust.md)
@@ -454,13 +455,25 @@ def check_name_and_sources(name: object, sources: tuple[SourceSpec, ...]) -> Non
                           'give each [[source]] a name = "..."')
 
 
-def check_distinct_tables(target: SinkSpec, dead_letter: SinkSpec) -> None:
-    """The target and the dead letter are not one Delta or Iceberg table (their rows
-    differ in shape, and each micro-batch writes each table once)."""
-    if target.kind in TABLE_FORMATS and (dead_letter.kind, dead_letter.path, dead_letter.table) == \
-            (target.kind, target.path, target.table):
+def check_distinct_tables(target: SinkSpec, dead_letter: SinkSpec, base_dir: str = ".") -> None:
+    """The target and the dead letter are not one table (their rows differ
+    in shape, and each micro-batch writes each table once): not one Delta
+    or Iceberg table, nor one table of one SQLite file (paths as resolved
+    against `base_dir`) or one PostgreSQL URL. Raises ConfigError naming
+    ``dead_letter.table`` (``dead_letter.path`` for Delta and Iceberg)."""
+    def where(sink: SinkSpec) -> tuple[object, ...]:
+        if sink.kind == "sqlite":
+            return sink.kind, os.path.normpath(os.path.join(base_dir, sink.path or "")), sink.table
+        if sink.kind == "postgres":
+            return sink.kind, sink.url, sink.url_env, sink.table
+        return sink.kind, sink.path, sink.table
+    if target.kind not in (*TABLE_FORMATS, *SQL_SINKS) or where(target) != where(dead_letter):
+        return
+    if target.kind in TABLE_FORMATS:
         raise ConfigError("dead_letter.path", f"the dead letter and the target are the same {target.kind} table "
                           f"{mask_url(str(target.path))!r}", 'give the dead letter its own path, e.g. "dead_letter.delta"')
+    raise ConfigError("dead_letter.table", f"the dead letter and the target are the same table {target.table!r}",
+                      'give the dead letter its own table, e.g. table = "dead_letter"')
 
 
 @dataclass(frozen=True)
@@ -487,7 +500,7 @@ class JoinPipelineSpec:
     def __post_init__(self) -> None:
         check_name_and_sources(self.name, self.sources)
         check_spark_table(self.spark)
-        check_distinct_tables(self.target, self.dead_letter)
+        check_distinct_tables(self.target, self.dead_letter, self.base_dir)
         if not isinstance(self.join, JoinStage):
             raise ConfigError("join", "must be a JoinStage")
         names = [s.name for s in self.sources]
