@@ -89,7 +89,7 @@ def test_a_lock_on_the_rows_is_named_then_times_out(spark: Any, postgres_url: st
     write(frame(spark, [("2024-01-01 00:00:00", "a", 1)]), sink(postgres_url, "held"), ".", key)
     blocker.execute("UPDATE held SET n = n + 1 WHERE k = 'a'")  # holds row a until it ends
     pid = blocker.info.backend_pid
-    target = sink(postgres_url, "held", lock_timeout_ms=3000, retries=0)
+    target = sink(postgres_url, "held", lock_timeout_ms=4000, retries=0)
     done, out = finished(lambda: write(frame(spark, [("2024-01-01 00:00:00", "a", 7)]), target, ".", key))
     blocker.rollback()
     assert done, "the write waited on past its lock timeout"
@@ -145,3 +145,26 @@ def test_only_what_a_retry_can_fix_is_transient(err: BaseException, retried: boo
     from wid.io import postgres
 
     assert postgres.transient(err) is retried
+
+
+def test_the_watch_warns_once_a_lock_is_held_across_two_looks(caplog: pytest.LogCaptureFixture) -> None:
+    # looks:   1      2      3      4      5      6
+    # holders: -      9      9      9      9,12   9,12
+    # warning:               yes                  yes (another set)
+    from datetime import UTC, datetime
+
+    from wid.io.postgres import LockWatch
+
+    caplog.set_level(logging.WARNING, logger="wid")
+    watch = LockWatch("", 1, "PostgreSQL db table t", sink("postgresql://wid@db/x", "t"))
+    at = datetime(2024, 1, 1, 10, 0, tzinfo=UTC)
+    idle = (9, "idle in transaction", at)
+    for now, found in enumerate([[], [idle], [idle], [idle], [idle, (12, None, None)], [idle, (12, None, None)]]):
+        watch._look(found, float(now))
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == [
+        "PostgreSQL db table t: waiting for a lock held by session pid 9 (idle in transaction, query started "
+        "2024-01-01 10:00:00 UTC) (blocked for 1 s or more; lock_timeout_ms = 60000 ends the wait)",
+        "PostgreSQL db table t: waiting for a lock held by session pid 9 (idle in transaction, query started "
+        "2024-01-01 10:00:00 UTC), session pid 12 (its state is not visible to this role) (blocked for 1 s or more; "
+        "lock_timeout_ms = 60000 ends the wait)"]

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -37,7 +38,7 @@ from typing import Any
 from wid.spec.pipeline import SinkSpec
 
 LOG = logging.getLogger("wid")
-WAIT_NOTICE_S = 5.0  # a write blocked this long (or half its lock timeout, if shorter) is named in a warning
+WAIT_NOTICE_S = 5.0  # a write blocked about this long (or half its lock timeout, if shorter) is named in a warning
 WATCH_TIMEOUT_S = 5  # the watch's own connection and query give up after this
 
 # SQLSTATEs a retry can fix (https://www.postgresql.org/docs/current/errcodes-appendix.html), and class 08
@@ -98,21 +99,24 @@ def holder(pid: int, state: str | None, query_start: datetime | None) -> str:
 
 
 class LockWatch:
-    """Names what the backend `pid` of a write to `sink` waits for. From
-    `first_look_s` after entering (`WAIT_NOTICE_S`, or half the sink's lock
-    or statement timeout if shorter), then every `WAIT_NOTICE_S`, a thread
-    asks the server on a connection of its own which sessions block `pid`;
-    when that set changes it logs one warning naming each holder, and
-    keeps it in `holders` for a timeout's message (`where`, at the start of
-    the warning, names the sink and its table, without a secret). The watch
-    never fails the write: an error of its own (the server gone, say) ends
-    it quietly."""
+    """Names what the backend `pid` of a write to `sink` waits for. Every
+    `every_s` seconds (half of `WAIT_NOTICE_S`, or a quarter of the sink's
+    lock or statement timeout if shorter) a thread asks the server, on a
+    connection of its own opened at the first look, which sessions block
+    `pid`. The second look in a row that finds the same ones logs one
+    warning naming each (`where`, at its start, names the sink and its
+    table, without a secret); `holders` keeps the last ones found for a
+    timeout's message. The watch never fails the write: an error of its own
+    (the server gone, say) ends it quietly."""
 
     def __init__(self, url: str, pid: int, where: str, sink: SinkSpec) -> None:
         self.url, self.pid, self.where, self.sink = url, pid, where, sink
         timeouts = [ms / 1000 for ms in (sink.lock_timeout_ms, sink.statement_timeout_ms) if ms]
-        self.first_look_s = min([WAIT_NOTICE_S, *(s / 2 for s in timeouts)])
-        self.holders: str | None = None
+        self.every_s = min([WAIT_NOTICE_S, *(t / 2 for t in timeouts)]) / 2
+        self.holders: str | None = None  # the last sessions found blocking
+        self._current: tuple[int, ...] = ()  # the pids of those the last look found
+        self._since = 0.0  # when a look first found `_current` (monotonic s)
+        self._warned = False
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="wid-lock-watch", daemon=True)
 
@@ -127,32 +131,32 @@ class LockWatch:
     def _run(self) -> None:
         import psycopg
 
-        if self._done.wait(self.first_look_s):
+        if self._done.wait(self.every_s):
             return
         try:
             with psycopg.connect(self.url, autocommit=True, connect_timeout=WATCH_TIMEOUT_S) as con:
                 con.execute(f"SET statement_timeout = {WATCH_TIMEOUT_S * 1000}")
-                waited = self.first_look_s
                 while not self._done.is_set():
-                    self._look(con, waited)
-                    if self._done.wait(WAIT_NOTICE_S):
-                        return
-                    waited += WAIT_NOTICE_S
+                    self._look(con.execute(BLOCKERS_SQL, (self.pid,)).fetchall(), time.monotonic())
+                    self._done.wait(self.every_s)
         except psycopg.Error as err:
             LOG.debug("the lock watch of %s stopped: %s", self.where, type(err).__name__)
 
-    def _look(self, con: Any, waited_s: float) -> None:
-        found = con.execute(BLOCKERS_SQL, (self.pid,)).fetchall()
-        if not found:
-            return
+    def _look(self, found: list[tuple[int, str | None, datetime | None]], now: float) -> None:
+        pids = tuple(row[0] for row in found)
         holders = ", ".join(holder(*row) for row in found)
-        if holders != self.holders and not self._done.is_set():
-            ends = next((f"{name} = {ms} ends the wait" for name, ms in (
-                ("lock_timeout_ms", self.sink.lock_timeout_ms), ("statement_timeout_ms", self.sink.statement_timeout_ms))
-                if ms), "no timeout ends the wait: lock_timeout_ms = 0")
-            LOG.warning("%s: waiting for a lock held by %s (%.0f s into the write; %s)", self.where, holders,
-                        waited_s, ends)
-        self.holders = holders
+        self.holders = holders or self.holders
+        if pids != self._current:
+            self._current, self._since, self._warned = pids, now, False
+            return
+        if not pids or self._warned or self._done.is_set():
+            return
+        ends = next((f"{name} = {ms} ends the wait" for name, ms in (
+            ("lock_timeout_ms", self.sink.lock_timeout_ms), ("statement_timeout_ms", self.sink.statement_timeout_ms))
+            if ms), "no timeout ends the wait: lock_timeout_ms = 0")
+        LOG.warning("%s: waiting for a lock held by %s (blocked for %.0f s or more; %s)", self.where, holders,
+                    now - self._since, ends)
+        self._warned = True
 
     def blocked(self, err: BaseException) -> BaseException:
         """`err` as `Blocked` when it is a lock or statement timeout, naming
