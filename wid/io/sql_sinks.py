@@ -12,7 +12,7 @@ row) is equal to another NULL there, as SQL's ``IS NOT DISTINCT FROM``
 says, so such a row too is overwritten, never duplicated (PostgreSQL 15 or
 later). The table and its natural-key index are created when the catalog
 says they are missing: a write to a table that has both runs no DDL and
-takes no lock but its rows'. Transient errors are retried (`wid.io.retry`;
+takes no lock beyond its rows'. Transient errors are retried (`wid.io.retry`;
 PostgreSQL's timeouts and which of its errors are transient:
 `wid.io.postgres`). With PostgreSQL, a row
 the database cannot hold (a key over the index's size limit, a value out of
@@ -281,9 +281,9 @@ def delete_keys(df: DataFrame, con: Any, dialect: Dialect, table: str, key: Sequ
 
 def in_transaction(sink: SinkSpec, base_dir: str, work: Callable[[Any, Dialect], R]) -> R:
     """Run `work(connection, dialect)` in one transaction of `sink`'s
-    database, retried on transient errors (`wid.io.retry`; for PostgreSQL,
-    which are transient, the timeouts and the lock watch: `wid.io.postgres`).
-    Raises SinkUnavailableError past the retry budget, SinkError for an
+    database, retried on transient errors (`wid.io.retry`). For PostgreSQL,
+    `wid.io.postgres` says which errors are transient and runs the
+    transaction under the sink's timeouts, watched for locks. Raises SinkUnavailableError past the retry budget, SinkError for an
     error no retry fixes (one line, nothing to resume), MissingDependencyError
     without psycopg."""
     where = describe(sink, base_dir)
