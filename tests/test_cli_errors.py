@@ -1,22 +1,25 @@
 """`wid run` as a user runs it (a subprocess, a terminal's file
 descriptors): an error is one to three lines with exit code 2 and none of
-Spark's log; Ctrl-C stops a stream after the running micro-batch, prints the
-summary, and a rerun resumes from the checkpoint."""
+Spark's log; Ctrl-C stops a stream after the running micro-batch, a backlog
+or not, prints the summary, and a rerun resumes from the checkpoint."""
 
 from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.crash_harness import checkpoint, compare, finish, make_stream
 from tests.fixtures import land, pipeline_toml
 
 CAPPED = """
@@ -90,6 +93,40 @@ def test_ctrl_c_stops_a_stream_after_its_micro_batch_and_a_rerun_resumes(tmp_pat
     summary = {a.strip(): b.strip() for a, b in (line.split("│")[1:3] for line in out.splitlines()
                                                  if line.count("│") >= 3)}
     assert int(summary["rows in"].replace(",", "")) == 20 * (3 - len(done)), out
+
+
+def committed(root: Path) -> list[int]:
+    commits = checkpoint(root) / "commits"
+    return sorted(int(p.name) for p in commits.iterdir() if p.name.isdigit()) if commits.exists() else []
+
+
+def test_ctrl_c_with_a_backlog_stops_after_the_running_micro_batch(tmp_path: Path) -> None:
+    # 12 files waiting, one a micro-batch, available-now: Spark starts each micro-batch as the last one ends
+    batches = make_stream(tmp_path, files=12, rows_per_file=20, rng=random.Random(43))
+    proc = wid_cli(tmp_path, "run", "pipeline.toml", bufsize=1)
+    assert proc.stdout is not None
+    timer = threading.Timer(600, proc.kill)  # bounds a run that would not stop
+    timer.start()
+    try:
+        shown = []
+        for line in proc.stdout:  # after the first micro-batch's line
+            shown.append(line)
+            if line.startswith("batch "):
+                break
+        before = committed(tmp_path)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        timer.cancel()
+    out = "".join(shown) + out
+    assert proc.returncode == 130, out + err
+    after = committed(tmp_path)
+    assert before and len(after) <= len(before) + 2, (before, after)  # the running one, and one that ended meanwhile
+    assert "Ctrl-C: the stream stops after micro-batch" in out and "stopped on an interrupt after micro-batch" in out
+    assert "Traceback" not in out + err and "KeyboardInterrupt" not in out + err
+    finish(tmp_path)  # resumes from the checkpoint, to the end
+    result = compare(tmp_path, batches)
+    assert result["windows_equal"] and result["dead_equal"] and result["oracle_windows"] > 0, result
 
 
 def test_the_metrics_stay_up_until_after_the_summary(tmp_path: Path) -> None:

@@ -159,8 +159,8 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
         say("accounting identity violated", style="bold red", err=True)
         raise typer.Exit(1)
     if report.interrupted:
-        last = report.batches[-1].batch_id if report.batches else None
-        say(f"stopped on an interrupt after micro-batch {last}: run again to resume from the checkpoint")
+        when = f"after micro-batch {report.batches[-1].batch_id}" if report.batches else "before a micro-batch ended"
+        say(f"stopped on an interrupt {when}: run again to resume from the checkpoint")
         raise typer.Exit(130)
 
 

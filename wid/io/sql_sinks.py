@@ -10,7 +10,11 @@ a failed run leaves the table as it was, and a rerun overwrites the same
 keys. A NULL in a natural-key column (a rolling window's key is its input
 row) is equal to another NULL there, as SQL's ``IS NOT DISTINCT FROM``
 says, so such a row too is overwritten, never duplicated (PostgreSQL 15 or
-later). Transient errors are retried (`wid.io.retry`). With PostgreSQL, a row
+later). The table and its natural-key index are created when the catalog
+says they are missing: a write to a table that has both runs no DDL and
+takes no lock beyond its rows'. Transient errors are retried (`wid.io.retry`;
+PostgreSQL's timeouts and which of its errors are transient:
+`wid.io.postgres`). With PostgreSQL, a row
 the database cannot hold (a key over the index's size limit, a value out of
 range, a NUL in a text) is refused alone, inside a savepoint, and handed
 back for the dead letter; the other rows are written.
@@ -35,6 +39,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from wid.errors import ConfigError, MissingDependencyError, SinkError
+from wid.io import postgres
 from wid.io.retry import cause, with_retries
 from wid.io.sources import resolve
 from wid.spec.names import IDENTIFIER_RULE, is_identifier
@@ -57,6 +62,7 @@ class Dialect:
     timestamp: str
     placeholder: str
     columns_sql: str  # one parameter: the table name; returns column names in order
+    index_sql: str  # two parameters, the table and index names: a row when the index exists (a catalog read)
     quote: Callable[[str], str]
     transient: Callable[[BaseException], bool]
     row_error: Callable[[BaseException], bool] | None  # None: no row is refused alone (SQLite holds any value)
@@ -78,18 +84,6 @@ def _pg_quote(name: str) -> str:
     return sql.Identifier(name).as_string()
 
 
-def _pg_transient(err: BaseException) -> bool:
-    """Connection refused or lost, the server shutting down, a serialization
-    failure, a deadlock; not a refused login or a missing database."""
-    import psycopg
-
-    if isinstance(err, psycopg.errors.SerializationFailure | psycopg.errors.DeadlockDetected):
-        return True
-    text = str(err).lower()
-    return isinstance(err, psycopg.OperationalError) and not any(
-        words in text for words in ("authentication failed", "does not exist", "no password supplied"))
-
-
 def _pg_row_error(err: BaseException) -> bool:
     import psycopg
 
@@ -104,13 +98,16 @@ def _sqlite_key_term(quoted: str) -> str:
 
 
 SQLITE = Dialect("sqlite", ((T.IntegralType, "INTEGER"), (T.BooleanType, "INTEGER"), (T.FractionalType, "REAL")),
-                 "TEXT", "?", "SELECT name FROM pragma_table_info(?) ORDER BY cid", _sqlite_quote,
+                 "TEXT", "?", "SELECT name FROM pragma_table_info(?) ORDER BY cid",
+                 "SELECT 1 FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND name = ?", _sqlite_quote,
                  _sqlite_transient, None, _sqlite_key_term, "")
 # PostgreSQL 15 or later: NULLS NOT DISTINCT
 POSTGRES = Dialect("postgres", ((T.IntegralType, "BIGINT"), (T.BooleanType, "BOOLEAN"),
                                 (T.FractionalType, "DOUBLE PRECISION")), "TIMESTAMPTZ", "%s",
                    "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
-                   "AND table_name = %s ORDER BY ordinal_position", _pg_quote, _pg_transient, _pg_row_error,
+                   "AND table_name = %s ORDER BY ordinal_position",
+                   "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND tablename = %s AND indexname = %s",
+                   _pg_quote, postgres.transient, _pg_row_error,
                    lambda quoted: quoted, " NULLS NOT DISTINCT")
 
 
@@ -155,16 +152,24 @@ def _sql_type(f: T.StructField, original: T.DataType, dialect: Dialect) -> str:
 
 def _ensure_table(con: Any, dialect: Dialect, table: str, schema: T.StructType, original: T.StructType,
                   key: Sequence[str]) -> None:
+    """Create `table` and its natural-key index where the catalog says
+    they are missing, and check the table's columns. Only catalog reads run
+    when both exist: they take no lock on the table, while ``CREATE INDEX IF
+    NOT EXISTS`` would take a SHARE lock first and wait for every open
+    writing transaction on it (a session left in ``BEGIN; UPDATE ...``)."""
     q = dialect.quote
-    cols = ", ".join(f"{q(f.name)} {_sql_type(f, original[f.name].dataType, dialect)}" for f in schema.fields)
-    con.execute(f"CREATE TABLE IF NOT EXISTS {q(table)} ({cols})")
     have = [r[0] for r in con.execute(dialect.columns_sql, (table,)).fetchall()]
+    if not have:
+        cols = ", ".join(f"{q(f.name)} {_sql_type(f, original[f.name].dataType, dialect)}" for f in schema.fields)
+        con.execute(f"CREATE TABLE IF NOT EXISTS {q(table)} ({cols})")
+        have = [r[0] for r in con.execute(dialect.columns_sql, (table,)).fetchall()]
     want = [f.name for f in schema.fields]
     if have != want:
         raise ConfigError("target.table", f"table '{table}' exists with columns {have}, the pipeline writes {want}",
                           "drop the table or choose another table name")
-    con.execute(f"CREATE UNIQUE INDEX IF NOT EXISTS {q(index_name(table))} ON {q(table)} "
-                f"({_key_terms(dialect, key)}){dialect.nulls_equal}")
+    if not con.execute(dialect.index_sql, (table, index_name(table))).fetchall():
+        con.execute(f"CREATE UNIQUE INDEX IF NOT EXISTS {q(index_name(table))} ON {q(table)} "
+                    f"({_key_terms(dialect, key)}){dialect.nulls_equal}")
 
 
 NAME_BYTES = 63  # PostgreSQL's longest identifier (NAMEDATALEN - 1); a longer one is cut to it
@@ -276,9 +281,11 @@ def delete_keys(df: DataFrame, con: Any, dialect: Dialect, table: str, key: Sequ
 
 def in_transaction(sink: SinkSpec, base_dir: str, work: Callable[[Any, Dialect], R]) -> R:
     """Run `work(connection, dialect)` in one transaction of `sink`'s
-    database, retried on transient errors (`wid.io.retry`). Raises
-    SinkUnavailableError past the retry budget, SinkError for an error no
-    retry fixes, MissingDependencyError without psycopg."""
+    database, retried on transient errors (`wid.io.retry`). For PostgreSQL,
+    `wid.io.postgres` says which errors are transient and runs the
+    transaction under the sink's timeouts, watched for locks. Raises SinkUnavailableError past the retry budget, SinkError for an
+    error no retry fixes (one line, nothing to resume), MissingDependencyError
+    without psycopg."""
     where = describe(sink, base_dir)
     if sink.kind == "sqlite":
         path = resolve(sink.path or "", base_dir)
@@ -297,12 +304,12 @@ def in_transaction(sink: SinkSpec, base_dir: str, work: Callable[[Any, Dialect],
     secrets = (url, url_password(url))
 
     def in_postgres() -> R:
-        with psycopg.connect(url) as con, con.transaction():
+        with postgres.transaction(url, sink, where) as con:
             return work(con, POSTGRES)
     try:
         return with_retries(in_postgres, where=where, retries=sink.retries, backoff_ms=sink.retry_backoff_ms,
                             transient=POSTGRES.transient, secrets=secrets)
-    except psycopg.Error as err:
+    except (psycopg.Error, postgres.Blocked) as err:
         raise SinkError(f"sink error: {where}: {cause(err, secrets)}") from None
 
 

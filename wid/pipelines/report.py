@@ -88,7 +88,7 @@ class Report:
     micro-batch of a stream; one for a batch run), the rejected rows by
     reason (batch), the rows written to the target, the punctuations
     (never aggregated), its checkpoint (streams), how long it took, and
-    whether SIGINT stopped it (`wid.pipelines.run.follow`)."""
+    whether SIGINT stopped it (`wid.pipelines.follow.follow`)."""
 
     pipeline: str
     target: str

@@ -4,22 +4,19 @@ dispatcher that `wid.run_pipeline` and `wid run` both call."""
 from __future__ import annotations
 
 import logging
-import signal
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.streaming.query import StreamingQuery
 
 from wid.errors import WidError
 from wid.io import dead_letter, sinks
 from wid.metrics import Metrics
 from wid.pipelines.checkpoint import remove_stale_temp_files
+from wid.pipelines.follow import STALL_NOTICE_S, StallWatch, follow, interrupts, kafka_brokers
 from wid.pipelines.observed import observation, observed
 from wid.pipelines.read import checkpoint_of, compile_pipeline, session_for
 from wid.pipelines.report import BatchTally, Report, tally
@@ -39,14 +36,16 @@ Spec = PipelineSpec | JoinPipelineSpec
 
 def run(spec: Spec, spark: SparkSession | None = None, *, step: Callable[[str], Any] = lambda _: None,
         on_progress: Callable[[BatchTally], None] = lambda _: None, metrics: Metrics | None = None,
-        on_notice: Callable[[str], None] = LOG.info) -> Report:
+        on_notice: Callable[[str], None] = LOG.info, stall_notice_s: float = STALL_NOTICE_S) -> Report:
     """Run `spec` end to end and return its report: a batch pipeline once;
     a streaming one (its sources are streams) until its trigger stops it
     (available-now, once) or SIGINT does. Starts a Spark session from the
     spec's ``[spark]`` settings unless `spark` is given. `step(label)` is
     called as each batch step starts, `on_progress` with each micro-batch's
-    tally, `on_notice` with the start-up notes of a stream; `metrics` (if
-    given) is kept current. Raises ConfigError, MissingDependencyError,
+    tally, `on_notice` with the start-up notes of a stream and a notice
+    when a micro-batch has run longer than `stall_notice_s` seconds
+    (`wid.pipelines.follow.StallWatch`); `metrics` (if given) is kept
+    current. Raises ConfigError, MissingDependencyError,
     StateCapError or SinkError on errors a user can fix."""
     started = time.monotonic()
     spark = spark or session_for(spec)
@@ -65,7 +64,8 @@ def run(spec: Spec, spark: SparkSession | None = None, *, step: Callable[[str], 
     else:
         for line in startup_notes(spec, compiled):
             on_notice(line)
-        _run_stream(spec, compiled, report, on_progress, metrics)
+        _run_stream(spec, compiled, report, on_progress, metrics, on_notice,
+                    StallWatch(on_notice, stall_notice_s, kafka_brokers(spec)))
     report.elapsed_s = time.monotonic() - started
     return report
 
@@ -110,7 +110,8 @@ def startup_notes(spec: Spec, compiled: Compiled) -> list[str]:
 
 
 def _run_stream(spec: Spec, compiled: Compiled, report: Report, on_progress: Callable[[BatchTally], None],
-                metrics: Metrics | None) -> None:
+                metrics: Metrics | None, on_notice: Callable[[str], None] = LOG.info,
+                stall: StallWatch | None = None) -> None:
     """Start the stream with the one writer, follow it to its end, and
     count what it wrote: window rows and the shards' counts from Spark's
     observed metrics (`wid.pipelines.observed`), the rows the target
@@ -130,7 +131,7 @@ def _run_stream(spec: Spec, compiled: Compiled, report: Report, on_progress: Cal
     query = stream_query.start(observed(compiled.stream.rows), report.checkpoint, stream_writer(spec, compiled),
                                spec.stream.spark_trigger(), name=f"wid-{spec.name}")
     try:
-        follow(query, report, tally_of, metrics, on_progress)
+        follow(query, report, tally_of, metrics, on_progress, on_notice=on_notice, stall=stall)
     finally:
         if compiled.stream.cache_id is not None:
             drop_cache_dirs(spark, compiled.stream.cache_id, caches)
@@ -155,7 +156,7 @@ def _run_real_time(spec: PipelineSpec, compiled: Compiled, report: Report) -> No
     accounting, so `report` holds no tallies (docs/semantics.md#real-time-mode)."""
     report.checkpoint = checkpoint_of(spec)
     queries = start_real_time(spec, compiled, report.checkpoint)
-    with _interrupt_flag() as interrupted:
+    with interrupts() as interrupted:
         try:
             while not interrupted.is_set() and all(q.awaitTermination(1) is not True for q in queries):
                 pass
@@ -166,56 +167,6 @@ def _run_real_time(spec: PipelineSpec, compiled: Compiled, report: Report) -> No
             for q in queries:
                 if q.isActive:
                     q.stop()
-
-
-def follow(query: StreamingQuery, report: Report, tally_of: Callable[[Any], BatchTally],
-           metrics: Metrics | None, on_progress: Callable[[BatchTally], None]) -> None:
-    """Wait for `query` to stop, adding each micro-batch's tally (from
-    its progress, by `tally_of`) to `report`, `metrics` and `on_progress`;
-    Spark errors a user can fix become wid's errors. SIGINT (Ctrl-C) lets
-    the running micro-batch finish, then stops the query (`report.interrupted`):
-    PySpark's own handler would cancel the micro-batch's jobs instead. Stops
-    the query on the way out."""
-    seen = -1
-    with _interrupt_flag() as interrupted:
-        try:
-            while True:
-                done = query.awaitTermination(1)
-                for progress in query.recentProgress:
-                    if int(progress.batchId) > seen:
-                        seen = int(progress.batchId)
-                        got = tally_of(progress)
-                        report.batches.append(got)
-                        if metrics is not None:
-                            metrics.batch(got, progress)
-                        on_progress(got)
-                if done:
-                    break
-                if interrupted.is_set() and not query.status["isTriggerActive"]:
-                    report.interrupted = True
-                    query.stop()
-        except WidError:
-            raise
-        except Exception as err:
-            raise (translate(err) or err) from None
-        finally:
-            if query.isActive:
-                query.stop()
-
-
-@contextmanager
-def _interrupt_flag() -> Iterator[threading.Event]:
-    """An event set by SIGINT while inside (on the main thread; elsewhere
-    signals cannot be handled, and the event is never set)."""
-    event = threading.Event()
-    if threading.current_thread() is not threading.main_thread():
-        yield event
-        return
-    previous = signal.signal(signal.SIGINT, lambda *_: event.set())
-    try:
-        yield event
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def batch_tally(progress: Any, report: Report) -> BatchTally:

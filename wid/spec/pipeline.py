@@ -202,6 +202,11 @@ class SinkSpec:
     serialization failure, deadlock, a locked SQLite file) up to `retries`
     times, waiting `retry_backoff_ms`, then twice as long each time (at most
     30 s); past that the run stops, naming the sink and the cause.
+    PostgreSQL: each write runs under `lock_timeout_ms` (default 60 s; a
+    lock timeout is retried, as the lock's holder may end its transaction)
+    and `statement_timeout_ms` (default 5 min; not retried); 0 turns either
+    off. A write blocked for a few seconds logs one warning naming the
+    session that holds the lock (`wid.io.postgres`).
     `table` and every column written are identifiers by
     `wid.spec.names.IDENTIFIER_RULE`, quoted by the driver.
     `options` and `options_env` are the writer's options as for a source
@@ -220,6 +225,8 @@ class SinkSpec:
     rows: int = 20
     retries: int = 6
     retry_backoff_ms: int = 500
+    lock_timeout_ms: int = 60_000
+    statement_timeout_ms: int = 300_000
     options: dict[str, str] = field(default_factory=dict)
     topic: str | None = None
     bootstrap_servers: str | None = None
@@ -227,7 +234,8 @@ class SinkSpec:
     written: tuple[tuple[str, object], ...] = field(default=(), init=False, compare=False, repr=False)  # as in Window
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "retry_backoff_ms", as_ms(self.retry_backoff_ms, "retry_backoff_ms"))
+        for name in ("retry_backoff_ms", "lock_timeout_ms", "statement_timeout_ms"):
+            object.__setattr__(self, name, as_ms(getattr(self, name), name))
         if self.kind not in SINK_KINDS:
             raise ConfigError("kind", f"unknown sink kind {self.kind!r}", "use one of " + ", ".join(SINK_KINDS))
         if self.kind in ("sqlite", "parquet", *TABLE_FORMATS) and not self.path:
@@ -244,7 +252,8 @@ class SinkSpec:
             self._check_table_format()
         if self.mode not in ("append", "overwrite"):
             raise ConfigError("mode", f"must be 'append' or 'overwrite', got {self.mode!r}")
-        for name, low in (("rows", 1), ("retries", 0), ("retry_backoff_ms", 0)):
+        for name, low in (("rows", 1), ("retries", 0), ("retry_backoff_ms", 0), ("lock_timeout_ms", 0),
+                          ("statement_timeout_ms", 0)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ConfigError(name, f"must be an integer of at least {low}, got {value!r}")
