@@ -57,6 +57,7 @@ def test_mask_url_hides_the_password_of_every_form(form: str, pw: str) -> None:
     assume(not (form == "no scheme" and pw.startswith("//")))  # wid://... reads as a URL of scheme wid (mask_url)
     assume(not (form == "query, raw" and "&" in pw))  # a raw & ends a URL parameter: libpq reads another one
     assume(not (form == "key=value, double quotes" and ('"' in pw or "\\" in pw)))
+    assume(MASK not in pw)  # a password of asterisks would read as its own mask
     url, written = FORMS[form](pw)
     shown = [p for p in {pw, written} if p in url]
     for p in shown:
