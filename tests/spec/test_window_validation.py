@@ -130,3 +130,46 @@ def test_specs_are_frozen_and_hashable_by_value() -> None:
     assert hash(a) == hash(b)
     with pytest.raises(AttributeError):
         a.kind = "hopping"  # type: ignore[misc]
+
+
+N = (Aggregation("count", as_="n"),)
+COMMON: dict[str, object] = {"event_time_column": "ts", "aggregations": N, "group_by": ("k",)}
+
+
+@pytest.mark.parametrize(("built", "flat"), [
+    (lambda: Window.tumbling(60_000, origin_ms=5, **COMMON), {"kind": "tumbling", "duration_ms": 60_000, "origin_ms": 5}),
+    (lambda: Window.hopping(60_000, 10_000, **COMMON), {"kind": "hopping", "duration_ms": 60_000, "hop_ms": 10_000}),
+    (lambda: Window.session(gap_column="g", **COMMON), {"kind": "session", "gap_column": "g"}),
+    (lambda: Window.count(5, hop_rows=2, partition_by=["p"], **COMMON),
+     {"kind": "count", "size_rows": 5, "hop_rows": 2, "partition_by": ("p",)}),
+    (lambda: Window.rolling(1000, every_rows=3, tie_breaker="id", **COMMON),
+     {"kind": "rolling", "duration_ms": 1000, "every_rows": 3, "tie_breaker": "id"}),
+    (lambda: Window.landmark(1000, 0, max_duration_ms=3000, **COMMON),
+     {"kind": "landmark", "hop_ms": 1000, "landmark_ms": 0, "max_duration_ms": 3000}),
+])
+def test_a_kind_s_constructor_builds_the_window_the_flat_form_declares(built: Any, flat: dict[str, object]) -> None:
+    assert built() == Window(**flat, **COMMON)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("build", "field"), [
+    (lambda: Window.tumbling(60_000, gap_ms=5, **COMMON), "gap_ms"),
+    (lambda: Window.session(1000, hop_ms=5, **COMMON), "hop_ms"),
+    (lambda: Window.hopping(60_000, 1000, size_rows=3, **COMMON), "size_rows"),
+    (lambda: Window.count(3, duration_ms=5, **COMMON), "duration_ms"),
+    (lambda: Window.rolling(1000, kind="tumbling", **COMMON), "kind"),
+])
+def test_a_kind_s_constructor_refuses_another_kind_s_field(build: Any, field: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        build()
+    assert err.value.field == field
+
+
+def test_every_kind_field_is_a_window_field_and_each_kind_names_what_it_requires() -> None:
+    from dataclasses import fields
+
+    from wid.spec.kinds import KIND_FIELDS, KINDS
+
+    names = {f.name for f in fields(Window)}
+    assert set(KIND_FIELDS) <= names and set(KINDS) == {"tumbling", "hopping", "session", "count", "rolling", "landmark"}
+    for kind in KINDS.values():
+        assert set(kind.required) <= set(kind.fields), kind.name

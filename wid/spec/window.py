@@ -9,43 +9,19 @@ half-open, ``[start, end)``, aligned to the epoch plus `origin_ms`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from wid.errors import ConfigError
 from wid.spec.aggregation import Aggregation
 from wid.spec.durations import as_ms
+from wid.spec.kinds import KIND_FIELDS, NAMES, Kind, kinds_taking
+from wid.spec.kinds import KINDS as DEFINITIONS
 from wid.spec.names import check_identifier, check_name, check_names
 
 WindowKind = Literal["tumbling", "hopping", "session", "count", "rolling", "landmark"]
-KINDS: tuple[str, ...] = ("tumbling", "hopping", "session", "count", "rolling", "landmark")
-
-# Fields that only some kinds use. A field outside its kinds, set to a
-# non-default value, is refused: a silently ignored setting is a bug.
-_KIND_FIELDS: dict[str, tuple[str, ...]] = {
-    "duration_ms": ("tumbling", "hopping", "rolling"),
-    "hop_ms": ("hopping", "landmark"),
-    "origin_ms": ("tumbling", "hopping"),
-    "gap_ms": ("session",),
-    "gap_column": ("session",),
-    "size_rows": ("count",),
-    "hop_rows": ("count",),
-    "every_rows": ("rolling",),
-    "landmark_ms": ("landmark",),
-    "max_duration_ms": ("landmark",),
-    "partition_by": ("count",),
-    "order_by": ("count", "rolling"),
-    "tie_breaker": ("count", "rolling"),
-    "rank_by": ("count", "rolling"),
-}
-_REQUIRED: dict[str, tuple[str, ...]] = {
-    "tumbling": ("duration_ms",),
-    "hopping": ("duration_ms", "hop_ms"),
-    "session": (),
-    "count": ("size_rows",),
-    "rolling": ("duration_ms",),
-    "landmark": ("hop_ms", "landmark_ms"),
-}
+KINDS: tuple[str, ...] = NAMES  # in wid.spec.kinds, one definition each
 # How far ahead of the processing time an event time may lie before its row is bad input ("event time in the
 # future"): a clock error or a unit mistake one row deep would otherwise move the watermark past every later row.
 DEFAULT_MAX_FUTURE_MS = 86_400_000
@@ -185,6 +161,67 @@ class Window:
     # (`wid.spec.toml_io`); not part of the window's meaning.
     written: tuple[tuple[str, object], ...] = field(default=(), init=False, compare=False, repr=False)
 
+    # -- one constructor per kind: it takes that kind's fields, and the fields every kind shares --------------
+    @classmethod
+    def tumbling(cls, duration_ms: Any, *, origin_ms: Any = 0, **common: Any) -> Window:
+        """Tumbling windows of `duration_ms` d aligned to `origin_ms` o: window
+        w is ``[o + w*d, o + (w+1)*d)``. `common`: the fields every kind
+        shares (`event_time_column`, `group_by`, `aggregations`,
+        `lateness_ms`...). Raises ConfigError naming a field of another kind,
+        and as `Window` does."""
+        return cls._of("tumbling", {"duration_ms": duration_ms, "origin_ms": origin_ms}, common)
+
+    @classmethod
+    def hopping(cls, duration_ms: Any, hop_ms: Any, *, origin_ms: Any = 0, **common: Any) -> Window:
+        """Hopping windows: window w is ``[o + w*h, o + w*h + d)``, h =
+        `hop_ms` <= d = `duration_ms`; `common` as for `tumbling`."""
+        return cls._of("hopping", {"duration_ms": duration_ms, "hop_ms": hop_ms, "origin_ms": origin_ms}, common)
+
+    @classmethod
+    def session(cls, gap_ms: Any = None, *, gap_column: str | None = None, **common: Any) -> Window:
+        """Session windows split where a group's next row comes more than
+        `gap_ms` (or its row's `gap_column`, ms) after the running end;
+        `common` as for `tumbling`."""
+        return cls._of("session", {"gap_ms": gap_ms, "gap_column": gap_column}, common)
+
+    @classmethod
+    def count(cls, size_rows: int, *, hop_rows: int | None = None, partition_by: Sequence[str] = (),
+              order_by: str | None = None, tie_breaker: str | None = None, rank_by: str = "order",
+              **common: Any) -> Window:
+        """Count windows of `size_rows` ranks every `hop_rows` (default: size)
+        per `partition_by` partition, ranked by `order_by` (default the event
+        time), `tie_breaker`, `rank_by`; `common` as for `tumbling`."""
+        return cls._of("count", {"size_rows": size_rows, "hop_rows": hop_rows, "partition_by": partition_by,
+                                 "order_by": order_by, "tie_breaker": tie_breaker, "rank_by": rank_by}, common)
+
+    @classmethod
+    def rolling(cls, duration_ms: Any, *, every_rows: int | None = None, order_by: str | None = None,
+                tie_breaker: str | None = None, rank_by: str = "order", **common: Any) -> Window:
+        """One window per input row t over its group's rows u with ``t.ts -
+        d < u.ts <= t.ts`` (every `every_rows`-th row, by rank, with it);
+        `common` as for `tumbling`."""
+        return cls._of("rolling", {"duration_ms": duration_ms, "every_rows": every_rows, "order_by": order_by,
+                                   "tie_breaker": tie_breaker, "rank_by": rank_by}, common)
+
+    @classmethod
+    def landmark(cls, hop_ms: Any, landmark_ms: Any, *, max_duration_ms: Any = None, **common: Any) -> Window:
+        """Landmark windows ``[L, L + (w+1)*h)`` from `landmark_ms` L growing
+        by `hop_ms` h, restarting every `max_duration_ms` (Flink's CUMULATE);
+        `common` as for `tumbling`."""
+        return cls._of("landmark", {"hop_ms": hop_ms, "landmark_ms": landmark_ms,
+                                    "max_duration_ms": max_duration_ms}, common)
+
+    @classmethod
+    def _of(cls, kind: str, own: dict[str, Any], common: dict[str, Any]) -> Window:
+        """A `kind` window from its `own` fields and the `common` ones, which
+        may hold no field of another kind."""
+        for name in common:
+            if name == "kind" or name in KIND_FIELDS:
+                owners = ", ".join(kinds_taking(name)) or "no kind: the constructor names it"
+                raise ConfigError(name, f"is not a field of {kind} windows (it is one of {owners})",
+                                  f"Window.{kind}() takes {', '.join(own)} and the fields every kind shares")
+        return cls(kind=kind, **own, **common)  # type: ignore[arg-type]
+
     def __post_init__(self) -> None:
         for f in fields(self):
             if f.name.endswith("_ms"):
@@ -204,19 +241,21 @@ class Window:
         return self.partition_by + self.group_by
 
     @property
+    def definition(self) -> Kind:
+        """The definition of this window's kind (`wid.spec.kinds`)."""
+        return DEFINITIONS[self.kind]
+
+    @property
     def output_prefix(self) -> tuple[str, ...]:
         """The window columns that precede the group columns in the output."""
-        if self.kind == "rolling":
-            return ()
-        ids = (self.window_id_column,) if self.kind == "count" else ()
-        return (self.window_start_column, self.window_end_column, *ids)
+        return self.definition.output_prefix(self)
 
     @property
     def closing_columns(self) -> tuple[str, ...]:
         """The columns a closing point (watermark or keyed punctuation)
         applies per: `partition_by` for count windows (ranks count per
         partition), else `group_by`."""
-        return self.partition_by if self.kind == "count" else self.group_by
+        return self.definition.closing_columns(self)
 
     @property
     def numeric_columns(self) -> tuple[str, ...]:
@@ -241,8 +280,8 @@ def _default(name: str) -> Any:
 
 
 def _validate(w: Window) -> None:
-    if w.kind not in KINDS:
-        raise ConfigError("kind", f"unknown window kind {w.kind!r}", "use one of " + ", ".join(KINDS))
+    if w.kind not in DEFINITIONS:
+        raise ConfigError("kind", f"unknown window kind {w.kind!r}", "use one of " + ", ".join(NAMES))
     if w.crash_recovery == "kafka_eos":  # type: ignore[comparison-overlap]
         raise ConfigError("crash_recovery", "kafka_eos is not offered: Spark's Kafka writer has no transactions, "
                           "so a crash between a write and its checkpoint commit replays the micro-batch",
@@ -253,21 +292,21 @@ def _validate(w: Window) -> None:
             raise ConfigError(name, f"must be one of {', '.join(choices)}; got {getattr(w, name)!r}")
     _validate_kind_fields(w)
     _validate_numbers(w)
-    _validate_kind_rules(w)
+    w.definition.check(w)
     _validate_time(w)
     _validate_lateness(w)
     _validate_output_names(w)
 
 
 def _validate_kind_fields(w: Window) -> None:
-    for name, kinds in _KIND_FIELDS.items():
-        if w.kind not in kinds and getattr(w, name) != _default(name):
-            raise ConfigError(
-                name,
-                f"is not used by kind = '{w.kind}' (only by {', '.join(kinds)})",
-                f"remove `{name}`",
-            )
-    for name in _REQUIRED[w.kind]:
+    """A field only some kinds use, set to a non-default value on another
+    kind, is refused: a silently ignored setting is a bug."""
+    kind = w.definition
+    for name in KIND_FIELDS:
+        if name not in kind.fields and getattr(w, name) != _default(name):
+            raise ConfigError(name, f"is not used by kind = '{w.kind}' (only by {', '.join(kinds_taking(name))})",
+                              f"remove `{name}`")
+    for name in kind.required:
         if getattr(w, name) is None:
             raise ConfigError(name, f"kind = '{w.kind}' requires `{name}`")
 
@@ -286,62 +325,6 @@ def _validate_numbers(w: Window) -> None:
             raise ConfigError(name, f"must be positive, got {value}")
         if name in ("lateness_ms", "allowed_lateness_ms") and value < 0:
             raise ConfigError(name, f"must not be negative, got {value}")
-
-
-def _hop_within(w: Window, hop: str, length: str) -> None:
-    """A hop longer than the window leaves rows in no window (Bytewax's rule)."""
-    h, d = getattr(w, hop), getattr(w, length)
-    if h is not None and d is not None and h > d:
-        raise ConfigError(hop, f"{hop} = {h} is longer than {length} = {d}; there would be gaps "
-                          "between windows where rows belong to no window", f"make {hop} <= {length}")
-
-
-def _validate_kind_rules(w: Window) -> None:
-    if w.kind == "hopping":
-        _hop_within(w, "hop_ms", "duration_ms")
-    if w.kind == "session" and (w.gap_ms is None) == (w.gap_column is None):
-        raise ConfigError(
-            "gap_ms", "kind = 'session' needs exactly one of `gap_ms` or `gap_column`",
-            "set gap_ms for a fixed gap, or gap_column for a per-row gap in milliseconds",
-        )
-    if w.gap_column is not None:
-        check_name("gap_column", w.gap_column)
-    if w.kind == "count":
-        _hop_within(w, "hop_rows", "size_rows")
-    if w.kind == "rolling" and w.rank_by == "arrival" and (w.every_rows or 1) == 1:
-        raise ConfigError("rank_by", "rank_by = 'arrival' only chooses which rows open an extent with every_rows > 1",
-                          "set every_rows, or remove rank_by")
-    _validate_rank_rules(w)
-    if w.kind == "landmark" and w.max_duration_ms is not None and w.hop_ms is not None:
-        if w.max_duration_ms % w.hop_ms:
-            raise ConfigError(
-                "max_duration_ms",
-                f"max_duration_ms = {w.max_duration_ms} is not a multiple of hop_ms = {w.hop_ms}",
-                "make it an integral multiple of hop_ms, as Flink's CUMULATE requires",
-            )
-
-
-def _validate_rank_rules(w: Window) -> None:
-    """Late rows cannot reopen what ranks decide: under ``rank_by = "order"``
-    a late row takes a rank before rows already emitted and shifts every
-    later rank, so every window (or every n-th row) after it would change
-    identity, not just value. Rolling extents are by time, so reopen works
-    for them unless every_rows picks rows by order rank."""
-    ranked = w.kind == "count" or (w.kind == "rolling" and (w.every_rows or 1) > 1 and w.rank_by == "order")
-    if not ranked:
-        return
-    if w.late_data == "reopen":
-        if w.kind == "count" and w.rank_by == "arrival":
-            why = "under rank_by = 'arrival' no row is ever late, so there is nothing to reopen"
-        else:
-            why = ("a late row would take a rank before rows already emitted and shift every later rank, "
-                   "so every window after it would change, not only the one it falls in")
-        raise ConfigError("late_data", f"late_data = 'reopen' is not defined for {w.kind} windows ranked by "
-                          f"{w.rank_by}: {why}", "use late_data = 'dlq' to keep late rows, or 'drop'")
-    if w.kind == "rolling" and w.emit == "on_update":
-        raise ConfigError("emit", "emit = 'on_update' with every_rows > 1 and rank_by = 'order': whether a row "
-                          "opens an extent is only known once the closing point passes it, so there is no "
-                          "partial value to emit", "use rank_by = 'arrival', or emit = 'on_close'")
 
 
 def _validate_time(w: Window) -> None:
@@ -379,10 +362,10 @@ def _validate_lateness(w: Window) -> None:
         keys = w.closing_columns
         outside = [c for c in w.punctuation.scope if c not in keys]
         if outside:
-            what = "partition_by (ranks are counted per partition)" if w.kind == "count" else "group_by"
-            raise ConfigError("punctuation.scope", f"column '{outside[0]}' is not in {what}, so a keyed "
-                              "punctuation could not say which windows it closes",
-                              f"use columns of {what.split(' ')[0]}, or an empty scope")
+            what = w.definition.closing_field
+            raise ConfigError("punctuation.scope", f"column '{outside[0]}' is not in {what}"
+                              f"{w.definition.closing_note}, so a keyed punctuation could not say which windows "
+                              "it closes", f"use columns of {what}, or an empty scope")
 
 
 def _validate_output_names(w: Window) -> None:
