@@ -4,15 +4,11 @@ each window kind work on."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from wid.semantics.oracle import DeadLetter
-
-Row = Mapping[str, Any]
-Group = tuple[Any, ...]
-TS = "__wid_ts_us"
+from wid.semantics.rows import TS, DeadLetter, Group, Row
 
 
 @dataclass(frozen=True)
@@ -86,18 +82,25 @@ class Accepted:
 
 
 
-class ExtentRules(Protocol):
-    """What a count, rolling or landmark window adds to the streaming
-    oracle's shared steps, per closing key (the columns of
+@dataclass(frozen=True)
+class Admission:
+    """Where an on-time row counts: the time windows it counts in (tumbling
+    and hopping; empty for the other kinds) and the first window it counts
+    in (landmark; 0 otherwise)."""
+
+    windows: frozenset[int] = frozenset()
+    first_window: int = 0
+
+
+class StreamRules(Protocol):
+    """What a window kind adds to the streaming oracle's shared steps
+    (`wid.semantics.stream_oracle`), per closing key (the columns of
     `Window.closing_columns`) with closing points C before and after the
     batch (None: nothing closed yet)."""
 
-    def is_late(self, ts: int, closed: int | None) -> bool:
-        """Is a row at `ts` late, judged against what was closed before its batch?"""
-        ...
-
-    def first_window(self, ts: int, closed: int | None) -> int:
-        """The first window an accepted row counts in (landmark; else 0)."""
+    def admit(self, ts: int, closed: int | None) -> Admission | None:
+        """Where a row at `ts` counts, judged against what was closed before
+        its batch; None when it is late."""
         ...
 
     def emit(self, key: Group, members: Sequence[Accepted], index: int, prev: int | None,
@@ -106,4 +109,5 @@ class ExtentRules(Protocol):
         ...
 
 
-__all__ = ["Accepted", "BatchResult", "Emission", "ExtentRules", "Group", "LateRow", "MicroBatch", "Row", "TS"]
+__all__ = ["Accepted", "Admission", "BatchResult", "Emission", "Group", "LateRow", "MicroBatch", "Row", "StreamRules",
+           "TS"]

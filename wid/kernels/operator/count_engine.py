@@ -1,4 +1,4 @@
-"""Count windows in the WID operator (semantics: `wid.semantics.stream_ranked`).
+"""Count windows in the WID operator (semantics: `wid.semantics.kinds.ranked`).
 
 Window w of a partition holds its ranks ``[max(0, (w+1)*hop - size),
 (w+1)*hop)``, split by `group_by`, and emits once rank ``(w+1)*hop - 1`` is

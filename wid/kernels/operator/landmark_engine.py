@@ -1,4 +1,4 @@
-"""Landmark windows in the WID operator (semantics: `wid.semantics.stream_landmark`).
+"""Landmark windows in the WID operator (semantics: `wid.semantics.kinds.landmark`).
 
 Window w of a period is ``[period start, L + (w+1)*h)``; it is the merge of
 the period's hop-sized panes up to w. State per shard is one Arrow table of

@@ -1,4 +1,4 @@
-"""Rolling windows in the WID operator (semantics: `wid.semantics.stream_ranked`).
+"""Rolling windows in the WID operator (semantics: `wid.semantics.kinds.ranked`).
 
 Row t's output aggregates its group's rows in ``(t.ts - d, t.ts]`` and waits
 until the closing point passes t.ts. State per shard, as Arrow tables:

@@ -21,7 +21,7 @@ from pyspark.sql import types as T
 from wid.errors import ConfigError
 from wid.kernels.operator.layout import CountShape, LandmarkShape, Ranking, RollingShape
 from wid.kernels.tables import TS
-from wid.semantics.stream_ranked import ranks_rows, stream_problem
+from wid.semantics.kinds.ranked import ranks_rows, stream_problem
 from wid.spec.window import Window
 
 US = 1000

@@ -1,6 +1,7 @@
-"""Count and rolling windows on a stream: the streaming oracle's rules for
-the two kinds that rank rows (Li et al. 2005, section 3.2's tuple-based
-windows and slide-by-tuple; docs/semantics.md).
+"""Count and rolling windows in the oracles: the two kinds that rank rows
+(Li et al. 2005, section 3.2's tuple-based windows and slide-by-tuple;
+docs/semantics.md). In batch the input is one arrival, every rank final;
+on a stream these are the streaming oracle's rules for them.
 
 Both run per *closing key* K (`Window.closing_columns`: `partition_by` for
 count windows, `group_by` for rolling) with the closing point ``C(K)`` of
@@ -55,17 +56,18 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from wid.semantics.oracle import order_columns, window_row
-from wid.semantics.ranks import count_extent, sql_sort_key
+from wid.semantics.kinds.base import KindSemantics, allowed_us
+from wid.semantics.ranks import count_complete, count_extent, rank_order, sql_sort_key
 from wid.semantics.rolling import rolling_extent
-from wid.semantics.stream_types import TS, Accepted, Emission, Group
+from wid.semantics.rows import TS, Group, key_of, order_columns, window_row
+from wid.semantics.stream_types import Accepted, Admission, Emission
 from wid.semantics.timeunits import ms_to_us
 from wid.spec.window import Window
 
 
 def ranks_rows(w: Window) -> bool:
     """Does `w` rank rows (count windows, rolling with every_rows > 1)?"""
-    return w.kind == "count" or (w.kind == "rolling" and (w.every_rows or 1) > 1)
+    return w.definition.ranks_rows(w)
 
 
 def stream_problem(w: Window) -> tuple[str, str] | None:
@@ -77,6 +79,66 @@ def stream_problem(w: Window) -> tuple[str, str] | None:
                 "passes a row's event time, so on a stream they must follow the event time "
                 "(remove order_by, or set rank_by = 'arrival' to rank rows as they arrive)")
     return None
+
+
+def by_key(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> dict[Group, list[dict[str, Any]]]:
+    """`rows` by the values of `columns`, in order."""
+    groups: dict[Group, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        groups[key_of(r, columns)].append(r)
+    return groups
+
+
+def in_rank_order(w: Window, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One arrival's `rows` in rank order (`order_columns`)."""
+    return [rows[i] for i in rank_order(rows, order_columns(w, list(rows[0])))] if rows else []
+
+
+def count_rows(w: Window, key: Group, window_id: int, extent: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Count window `window_id` of partition `key` over the rows of its
+    `extent`: one output row per group, its bounds the least and greatest
+    event time of the whole extent."""
+    start, end = min(r[TS] for r in extent), max(r[TS] for r in extent)
+    return [window_row(w, {w.window_start_column: start, w.window_end_column: end, w.window_id_column: window_id,
+                           **dict(zip(w.partition_by, key, strict=True)), **dict(zip(w.group_by, gkeys, strict=True))},
+                       rows)
+            for gkeys, rows in by_key(extent, w.group_by).items()]
+
+
+class CountSemantics(KindSemantics):
+    name = "count"
+
+    def evaluate(self, good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
+        size, hop = w.size_rows or 0, w.hop_rows_or_size
+        out = []
+        for key, members in by_key(good, w.partition_by).items():
+            ranked_rows = in_rank_order(w, members)
+            window_id = 0
+            while count_complete(window_id, len(ranked_rows), hop):
+                out += count_rows(w, key, window_id, [ranked_rows[r] for r in count_extent(window_id, size, hop)])
+                window_id += 1
+        return out
+
+    def rules(self, w: Window) -> CountRules:
+        return CountRules(w)
+
+
+class RollingSemantics(KindSemantics):
+    name = "rolling"
+
+    def evaluate(self, good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
+        d, n = ms_to_us(w.duration_ms or 0), w.every_rows or 1
+        out = []
+        for members in by_key(good, w.group_by).values():
+            by_time = sorted(members, key=lambda r: r[TS])
+            times = [r[TS] for r in by_time]
+            for t in in_rank_order(w, members)[n - 1::n]:
+                extent = [by_time[j] for j in rolling_extent(times, t[TS], d)]
+                out.append(window_row(w, {k: v for k, v in t.items() if k != TS}, extent))
+        return out
+
+    def rules(self, w: Window) -> RollingRules:
+        return RollingRules(w)
 
 
 def ranked(w: Window, members: Sequence[Accepted]) -> list[Accepted]:
@@ -99,16 +161,13 @@ def _final(w: Window, members: Sequence[Accepted], closed: int | None, upto: int
 
 
 class CountRules:
-    """`wid.semantics.stream_types.ExtentRules` of count windows."""
+    """`wid.semantics.stream_types.StreamRules` of count windows."""
 
     def __init__(self, w: Window) -> None:
         self.w, self.size, self.hop = w, w.size_rows or 0, w.hop_rows_or_size
 
-    def is_late(self, ts: int, closed: int | None) -> bool:
-        return self.w.rank_by == "order" and closed is not None and ts < closed
-
-    def first_window(self, ts: int, closed: int | None) -> int:
-        return 0
+    def admit(self, ts: int, closed: int | None) -> Admission | None:
+        return None if self.w.rank_by == "order" and closed is not None and ts < closed else Admission()
 
     def emit(self, key: Group, members: Sequence[Accepted], index: int, prev: int | None,
              now: int | None) -> list[Emission]:
@@ -121,35 +180,18 @@ class CountRules:
             complete = (window_id + 1) * self.hop <= n_now
             if complete or self.w.emit == "on_update":
                 extent = [rows[r].row for r in count_extent(window_id, self.size, self.hop) if r < n_now]
-                out += self._rows(key, window_id, extent, complete)
-        return out
-
-    def _rows(self, key: Group, window_id: int, extent: list[dict[str, Any]], final: bool) -> list[Emission]:
-        w = self.w
-        groups: dict[Group, list[dict[str, Any]]] = defaultdict(list)
-        for r in extent:
-            groups[tuple(r[c] for c in w.group_by)].append(r)
-        start, end = min(r[TS] for r in extent), max(r[TS] for r in extent)
-        out = []
-        for gkeys, rows in groups.items():
-            head = {w.window_start_column: start, w.window_end_column: end, w.window_id_column: window_id,
-                    **dict(zip(w.partition_by, key, strict=True)), **dict(zip(w.group_by, gkeys, strict=True))}
-            out.append(Emission(window_row(w, head, rows), final=final))
+                out += [Emission(row, final=complete) for row in count_rows(self.w, key, window_id, extent)]
         return out
 
 
 class RollingRules:
-    """`wid.semantics.stream_types.ExtentRules` of rolling windows."""
+    """`wid.semantics.stream_types.StreamRules` of rolling windows."""
 
     def __init__(self, w: Window) -> None:
-        self.w, self.d = w, ms_to_us(w.duration_ms or 0)
-        self.allowed = ms_to_us(w.allowed_lateness_ms or 0) if w.late_data == "reopen" else 0
+        self.w, self.d, self.allowed = w, ms_to_us(w.duration_ms or 0), allowed_us(w)
 
-    def is_late(self, ts: int, closed: int | None) -> bool:
-        return closed is not None and ts + self.allowed < closed
-
-    def first_window(self, ts: int, closed: int | None) -> int:
-        return 0
+    def admit(self, ts: int, closed: int | None) -> Admission | None:
+        return None if closed is not None and ts + self.allowed < closed else Admission()
 
     def emit(self, key: Group, members: Sequence[Accepted], index: int, prev: int | None,
              now: int | None) -> list[Emission]:
@@ -170,4 +212,5 @@ class RollingRules:
         return out
 
 
-__all__ = ["CountRules", "RollingRules", "ranked", "ranks_rows", "stream_problem"]
+__all__ = ["CountRules", "CountSemantics", "RollingRules", "RollingSemantics", "count_rows", "ranked", "ranks_rows",
+           "stream_problem"]

@@ -1,5 +1,7 @@
-"""Landmark windows on a stream: the streaming oracle's rules for them
-(docs/semantics.md#window-kinds; with `max_duration_ms`, Flink's CUMULATE).
+"""Landmark windows in the oracles (docs/semantics.md#window-kinds; with
+`max_duration_ms`, Flink's CUMULATE). In batch every window of a period up to
+the one holding the latest event time emits; on a stream these are the
+streaming oracle's rules for them.
 
 Window w of a group is ``[period start, L + (w+1)*h)``; a row of pane
 ``q = floor((ts - L)/h)`` lies in windows ``q .. E(q)`` where E is the last
@@ -35,22 +37,39 @@ exactly the batch windows as final.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from wid.semantics.oracle import window_row
-from wid.semantics.stream_types import TS, Accepted, Emission, Group
+from wid.semantics.kinds.base import KindSemantics, allowed_us
+from wid.semantics.kinds.time import bucketed
+from wid.semantics.rows import TS, Group, window_head, window_row
+from wid.semantics.stream_types import Accepted, Admission, Emission
 from wid.semantics.timeunits import ms_to_us
 from wid.semantics.windowing import Landmark
 from wid.spec.window import Window
 
 
-class LandmarkRules:
-    """`wid.semantics.stream_types.ExtentRules` of landmark windows."""
+class LandmarkSemantics(KindSemantics):
+    name = "landmark"
 
-    def __init__(self, w: Window) -> None:
-        self.w = w
-        self.assigner = Landmark(ms_to_us(w.hop_ms or 0), ms_to_us(w.landmark_ms or 0),
-                                 None if w.max_duration_ms is None else ms_to_us(w.max_duration_ms))
-        self.allowed = ms_to_us(w.allowed_lateness_ms or 0) if w.late_data == "reopen" else 0
+    def geometry(self, w: Window) -> Landmark:
+        """The windows of `w`, in microseconds (`wid.semantics.windowing`)."""
+        return Landmark(ms_to_us(w.hop_ms or 0), ms_to_us(w.landmark_ms or 0),
+                        None if w.max_duration_ms is None else ms_to_us(w.max_duration_ms))
+
+    def evaluate(self, good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
+        g = self.geometry(w)
+        last = max((g.pane(r[TS]) for r in good), default=0)
+        return bucketed(good, w, lambda ts: g.wids(ts, last), g.bounds)
+
+    def rules(self, w: Window) -> LandmarkRules:
+        return LandmarkRules(w, self.geometry(w))
+
+
+class LandmarkRules:
+    """`wid.semantics.stream_types.StreamRules` of landmark windows."""
+
+    def __init__(self, w: Window, geometry: Landmark) -> None:
+        self.w, self.assigner, self.allowed = w, geometry, allowed_us(w)
 
     def _end(self, window_id: int) -> int:
         return self.assigner.bounds(window_id)[1]
@@ -58,18 +77,17 @@ class LandmarkRules:
     def _takes(self, window_id: int, closed: int | None) -> bool:
         return closed is None or closed < self._end(window_id) + self.allowed
 
-    def is_late(self, ts: int, closed: int | None) -> bool:
+    def admit(self, ts: int, closed: int | None) -> Admission | None:
         q = self.assigner.pane(ts)
-        if self.w.late_mode == "consistent":
-            return not self._takes(q, closed)
         last = self.assigner.period_end_wid(q)
-        return last is not None and not self._takes(last, closed)
-
-    def first_window(self, ts: int, closed: int | None) -> int:
-        q = self.assigner.pane(ts)
+        late = not self._takes(q, closed) if self.w.late_mode == "consistent" else (
+            last is not None and not self._takes(last, closed))
+        if late:
+            return None
         if closed is None:
-            return q
-        return max(q, (closed - self.allowed - self.assigner.landmark_us) // self.assigner.hop_us)
+            return Admission(first_window=q)
+        return Admission(first_window=max(q, (closed - self.allowed - self.assigner.landmark_us)
+                                          // self.assigner.hop_us))
 
     def _closed_range(self, closed: int | None) -> int | None:
         """The last window whose end is at or before `closed` (None: none is)."""
@@ -102,9 +120,8 @@ class LandmarkRules:
         for window_id in sorted(self._windows(members, index, prev, now)):
             extent = [a.row for a in members if a.first_window <= window_id <= self._last(a)]
             start, end = self.assigner.bounds(window_id)
-            head = {w.window_start_column: start, w.window_end_column: end,
-                    **dict(zip(w.group_by, key, strict=True))}
-            out.append(Emission(window_row(w, head, extent), final=now is not None and end <= now))
+            out.append(Emission(window_row(w, window_head(w, start, end, key), extent),
+                                final=now is not None and end <= now))
         return out
 
     def _last(self, a: Accepted) -> int | float:
@@ -112,4 +129,4 @@ class LandmarkRules:
         return float("inf") if last is None else last
 
 
-__all__ = ["LandmarkRules"]
+__all__ = ["LandmarkRules", "LandmarkSemantics"]
