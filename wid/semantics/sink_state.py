@@ -26,13 +26,8 @@ def natural_key(window: Window, output_columns: Sequence[str]) -> list[str]:
     have identical outputs, and a keyed sink keeps one of them), but not
     ``is_final``: a final value overwrites the partial ones of its row.
     """
-    keys = list(window.key_columns)
-    if window.kind == "rolling":
-        values = {a.as_ for a in window.aggregations} | {FINAL_COLUMN}
-        return [c for c in output_columns if c not in values]
-    first = {"landmark": window.window_end_column, "count": window.window_id_column}.get(
-        window.kind, window.window_start_column)
-    return [first, *keys]
+    values = [a.as_ for a in window.aggregations] + [FINAL_COLUMN]
+    return window.definition.natural_key(window, output_columns, values)
 
 
 def join_natural_key(join: WindowJoin, output_columns: Sequence[str]) -> list[str]:
