@@ -27,7 +27,7 @@ from wid.kernels import pane_merge as pm
 from wid.kernels import pane_reduce as pr
 
 FIELDS = (pm.FieldOp("count", (), ("n",)), pm.FieldOp("sum", ("v",), ("s",)), pm.FieldOp("max", ("v",), ("hi",)))
-SPEC = pm.MergeSpec(keys=("k",), pane="pane", kind="sliding", fields=FIELDS, length=60, hop=1, offset=0)
+SPEC = pm.MergeSpec(keys=("k",), pane="pane", shape="sliding", fields=FIELDS, length=60, hop=1, offset=0)
 
 
 def batches(rows: int, keys: int) -> list[pa.RecordBatch]:

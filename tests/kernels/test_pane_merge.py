@@ -39,14 +39,14 @@ def brute(rows: list[dict[str, Any]], spec: pm.MergeSpec, last: int) -> dict[tup
         wids: set[int] = set()
         for r in mine:
             q = r["_wid_pane"]
-            if spec.kind == "sliding":
+            if spec.shape == "sliding":
                 wids |= {w for w in range(-100, 100)
                          if w * spec.hop + spec.offset <= q < w * spec.hop + spec.offset + spec.length}
             else:
                 end = last if spec.period is None else min(last, (q // spec.period + 1) * spec.period - 1)
                 wids |= set(range(q, end + 1))
         for w in wids:
-            if spec.kind == "sliding":
+            if spec.shape == "sliding":
                 lo, hi = w * spec.hop + spec.offset, w * spec.hop + spec.offset + spec.length - 1
             else:
                 lo, hi = (-(10**9) if spec.period is None else (w // spec.period) * spec.period), w
@@ -81,7 +81,7 @@ def test_merge_equals_brute_force(rows: list[dict[str, Any]], kind: str, a: int,
     table = pa.Table.from_pylist([{**r, "_wid_last": last} for r in rows]).cast(pa.schema(
         [("k", pa.string()), ("_wid_pane", pa.int64()), ("n", pa.int64()), ("x", pa.float64()),
          ("s", pa.string()), ("_wid_last", pa.int64())]))
-    spec = pm.MergeSpec(keys=("k",), pane="_wid_pane", kind=kind, fields=FIELDS, length=length, hop=hop, offset=off,
+    spec = pm.MergeSpec(keys=("k",), pane="_wid_pane", shape=kind, fields=FIELDS, length=length, hop=hop, offset=off,
                         period=period, last="_wid_last" if kind == "cumulative" else None)
     got = {}
     for batch in pm.merge(iter(table.to_batches(max_chunksize=7)), spec):
@@ -101,7 +101,7 @@ def test_moments_merge_equals_definition(stats: list[tuple[int, float, float]], 
     # shifted by `offset` to check the per-key shift keeps precision
     rows = [{"k": 1, "_wid_pane": i, "n": n, "m": m + offset, "v": v} for i, (n, m, v) in enumerate(stats)]
     table = pa.Table.from_pylist(rows)
-    spec = pm.MergeSpec(keys=("k",), pane="_wid_pane", kind="sliding", length=length, hop=1,
+    spec = pm.MergeSpec(keys=("k",), pane="_wid_pane", shape="sliding", length=length, hop=1,
                         fields=(pm.FieldOp("moments", ("n", "m", "v"), ("on", "oq")),))
     got = {r[pm.WINDOW_ID]: (r["on"], r["oq"]) for b in pm.merge(iter([table.to_batches()[0]]), spec) for r in b.to_pylist()}
     for w, (n, q) in got.items():
@@ -121,7 +121,7 @@ def test_moments_of_a_constant_window_are_exactly_zero() -> None:
     #   not the rounding noise of sums shifted by the key's mean
     rows = [{"k": 1, "_wid_pane": i, "n": n, "m": m, "v": v}
             for i, (n, m, v) in enumerate([(3, 0.1, 0.0), (7, 0.1, 0.0), (2, 5.0, 1.5), (1, 0.1, 0.0)])]
-    spec = pm.MergeSpec(keys=("k",), pane="_wid_pane", kind="sliding", length=2, hop=1,
+    spec = pm.MergeSpec(keys=("k",), pane="_wid_pane", shape="sliding", length=2, hop=1,
                         fields=(pm.FieldOp("moments", ("n", "m", "v"), ("on", "oq")),))
     got = {r[pm.WINDOW_ID]: r["oq"] for b in pm.merge(iter(pa.Table.from_pylist(rows).to_batches()), spec)
            for r in b.to_pylist()}

@@ -50,7 +50,7 @@ def rows(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 
 def windows_of(q: int, spec: pm.MergeSpec, last: int) -> range:
-    if spec.kind == "sliding":
+    if spec.shape == "sliding":
         return range(-((spec.length - 1 + spec.offset - q) // spec.hop), (q - spec.offset) // spec.hop + 1)
     end = last if spec.period is None else min(last, (q // spec.period + 1) * spec.period - 1)
     return range(q, end + 1)
@@ -58,7 +58,7 @@ def windows_of(q: int, spec: pm.MergeSpec, last: int) -> range:
 
 def inside(r: dict[str, Any], w: int, spec: pm.MergeSpec) -> bool:
     q = r["_wid_pane"]
-    if spec.kind == "sliding":
+    if spec.shape == "sliding":
         return w * spec.hop + spec.offset <= q <= w * spec.hop + spec.offset + spec.length - 1
     return q <= w and (spec.period is None or q // spec.period == w // spec.period)
 
@@ -110,7 +110,7 @@ def test_fused_merge_equals_brute_force(data: list[dict[str, Any]], kind: str, a
     last = max(r["_wid_pane"] for r in data) + 1
     assume(kind == "sliding" or last - min(r["_wid_pane"] for r in data) < 100)  # a window per pane up to last
     table = pa.Table.from_pylist([{**r, "_wid_last": last} for r in data], schema=SCHEMA)
-    spec = pm.MergeSpec(keys=("k", "g", "f"), pane="_wid_pane", kind=kind, fields=FIELDS, length=length, hop=hop,
+    spec = pm.MergeSpec(keys=("k", "g", "f"), pane="_wid_pane", shape=kind, fields=FIELDS, length=length, hop=hop,
                         offset=off, period=period, last="_wid_last" if kind == "cumulative" else None)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(pr, "CHUNK_ROWS", chunk)
@@ -131,14 +131,14 @@ def test_fused_merge_equals_brute_force(data: list[dict[str, Any]], kind: str, a
 
 def test_integer_overflow_raises() -> None:
     table = pa.table({"k": [1, 1], "_wid_pane": [0, 0], "i": [2**62, 2**62]})
-    spec = pm.MergeSpec(keys=("k",), pane="_wid_pane", kind="sliding", length=2,
+    spec = pm.MergeSpec(keys=("k",), pane="_wid_pane", shape="sliding", length=2,
                         fields=(pm.FieldOp("sum", ("i",), ("si",)),))
     with pytest.raises(ArithmeticError, match="overflow"):
         list(pr.merge_rows(iter(table.to_batches()), spec))
 
 
 def test_no_rows_no_windows() -> None:
-    spec = pm.MergeSpec(keys=("k",), pane="_wid_pane", kind="sliding", fields=FIELDS[:1])
+    spec = pm.MergeSpec(keys=("k",), pane="_wid_pane", shape="sliding", fields=FIELDS[:1])
     assert list(pr.merge_rows(iter([]), spec)) == []
 
 
@@ -163,7 +163,7 @@ def test_fused_merge_runs_on_executors_without_wid() -> None:
 
     ship()
     table = pa.table({"k": [1, 1, 2], "_wid_pane": [0, 3, 1], "x": [1.0, None, 2.5]})
-    spec = pm.MergeSpec(keys=("k",), pane="_wid_pane", kind="sliding", length=2, fields=FIELDS[:3])
+    spec = pm.MergeSpec(keys=("k",), pane="_wid_pane", shape="sliding", length=2, fields=FIELDS[:3])
     merge = functools.partial(pr.merge_rows, spec=spec)
     done = subprocess.run([sys.executable, "-c", SHIPPED], input=cloudpickle.dumps((merge, table)),
                           capture_output=True, check=True)

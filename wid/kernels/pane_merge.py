@@ -62,16 +62,17 @@ class FieldOp:
 
 @dataclass(frozen=True)
 class MergeSpec:
-    """What to merge. `kind` is ``sliding`` (window w covers panes
+    """What to merge. `shape` is ``sliding`` (window w covers panes
     ``[w*hop + offset, w*hop + offset + length)``), ``cumulative`` (window
     w covers its period's panes up to w; `period` panes per period or None;
-    windows run to the pane in column `last`) or ``session`` (panes are
-    event times; a pane at most `length` after the previous pane of its key
-    joins that pane's session; the window id is the session's first pane)."""
+    windows run to the pane in column `last`) or ``gapped`` (session
+    windows: panes are event times; a pane at most `length` after the
+    previous pane of its key joins that pane's session; the window id is
+    the session's first pane)."""
 
     keys: tuple[str, ...]
     pane: str
-    kind: str
+    shape: str
     fields: tuple[FieldOp, ...]
     length: int = 1
     hop: int = 1
@@ -117,7 +118,7 @@ def _spans(spec: MergeSpec, kid: np.ndarray, q: np.ndarray, last: int | None) ->
     id `kid`, then pane `q`): the ids ``lo..hi`` of the windows it adds to
     its key's, those not over the key's previous pane (none when
     ``lo > hi``)."""
-    if spec.kind == "sliding":
+    if spec.shape == "sliding":
         lo, hi = spec.panes.first_window(q), spec.panes.last_window(q)
     else:
         if last is None:
@@ -141,14 +142,14 @@ def new_windows(spec: MergeSpec, kid: np.ndarray, q: np.ndarray, last: int | Non
 
 def _windows(spec: MergeSpec, kid: np.ndarray, q: np.ndarray, last: int | None) -> tuple[np.ndarray, ...]:
     """(row of a pane of the window's key, window id, first pane, last pane)."""
-    if spec.kind == "session":
+    if spec.shape == "gapped":
         return _sessions(kid, q, spec.length)
     lo, hi = _spans(spec, kid, q, last)
     count = np.maximum(hi - lo + 1, 0)
     row = np.repeat(np.arange(len(q)), count)
     step = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
     window_id = lo[row] + step
-    if spec.kind == "sliding":
+    if spec.shape == "sliding":
         return row, window_id, spec.panes.first_pane(window_id), spec.panes.last_pane(window_id)
     if spec.period is None:
         first = np.full_like(window_id, q.min())  # one unbounded period: from the first pane on

@@ -199,7 +199,7 @@ def reduce(tbl: pa.Table, spec: pm.MergeSpec) -> tuple[pa.Table, np.ndarray, pm.
         fields.append(merged)
     kid = np.cumsum(np.concatenate([[True], kcode[1:] != kcode[:-1]])) - 1
     panes = pa.Table.from_pydict(cols)
-    return panes, kid, pm.MergeSpec(keys=spec.keys, pane=spec.pane, kind=spec.kind, fields=tuple(fields),
+    return panes, kid, pm.MergeSpec(keys=spec.keys, pane=spec.pane, shape=spec.shape, fields=tuple(fields),
                                     length=spec.length, hop=spec.hop, offset=spec.offset, period=spec.period)
 
 

@@ -217,7 +217,7 @@ def _window_on_operator(sources: dict[str, DataFrame], window: Window, pipeline:
                           WHY_OPERATOR, setting_notes(plan.rows))
     stream = StreamStage(plan.rows, lambda rows: windows_of(rows, window, wall),
                          lambda rows: dead_letters_of(rows, window),
-                         (lambda rows: retractions_of(rows, window, wall)) if window.kind == "session" else None,
+                         (lambda rows: retractions_of(rows, window, wall)) if window.definition.retracts else None,
                          cache_id)
     prepared = _union([prepare(frame, window) for frame in sources.values()])
     result = StageResult(windows, lambda: dead_letters_of(plan.rows, window), explained)

@@ -17,6 +17,7 @@ from wid.spark.batch import outline_batch
 from wid.spark.compile import OPERATOR, SETTINGS, WHY_OPERATOR, StageResult
 from wid.spark.join import FORM as BATCH_JOIN_FORM
 from wid.spark.join import WHY as BATCH_JOIN_WHY
+from wid.spark.kinds import plan_of
 from wid.spark.operator import join_query
 from wid.spark.operator.query import SHARDS_CONF
 from wid.spark.spark_session import SHUFFLE_PARTITIONS, local_cores
@@ -47,16 +48,9 @@ def state_bytes_per_group(agg: Aggregation) -> int | None:
 
 def active_windows(window: Window) -> int | None:
     """Windows a streaming run keeps open at once per group, or None when
-    unbounded (sessions and landmark windows without max_duration_ms)."""
-    late = window.lateness_ms + (window.allowed_lateness_ms or 0)
-    if window.kind in ("tumbling", "hopping"):
-        d, h = window.duration_ms or 0, window.hop_ms or window.duration_ms or 1
-        return -(-(d + late) // h)
-    if window.kind == "landmark" and window.max_duration_ms:
-        return window.max_duration_ms // (window.hop_ms or 1) + -(-late // (window.hop_ms or 1))
-    if window.kind == "count":
-        return -(-(window.size_rows or 0) // window.hop_rows_or_size)
-    return None
+    unbounded (sessions and landmark windows without max_duration_ms): the
+    kind's (`wid.spark.kinds`)."""
+    return plan_of(window).active_windows(window)
 
 
 def state_bound(window: Window) -> tuple[int | None, str]:
@@ -99,14 +93,7 @@ def sink_warnings(spec: PipelineSpec | JoinPipelineSpec) -> list[str]:
 def warnings(spec: PipelineSpec | None, window: Window) -> list[str]:
     """Ways the configuration may lose, hold back or duplicate data."""
     out = sink_warnings(spec) if spec is not None else []
-    if window.kind == "count":
-        out.append(f"rows after the last complete hop of each partition (up to {window.hop_rows_or_size - 1}) "
-                   "are in no emitted count window until more rows arrive")
-    if window.kind == "landmark":
-        out.append("rows before landmark_ms go to the dead letter" + (
-            "" if window.max_duration_ms else "; in batch, windows run up to the latest event time"))
-    if window.kind == "rolling" and spec is not None and spec.target.kind == "sqlite":
-        out.append("rolling rows are keyed by every input column: identical input rows are stored once")
+    out += plan_of(window).warnings(window, spec.target.kind if spec is not None else None)
     streaming = spec is not None and spec.source.is_stream
     for a in window.aggregations:
         if a.agg == "count_distinct" and a.mode == "approximate":
@@ -115,7 +102,7 @@ def warnings(spec: PipelineSpec | None, window: Window) -> list[str]:
     if streaming and window.late_data == "reopen":
         out.append(f"late rows reopen windows for allowed_lateness_ms = {window.allowed_lateness_ms}: a window "
                    "is written again, corrected (keyed sinks overwrite it; Parquet appends a second row)")
-    if streaming and window.kind == "session" and (window.late_data == "reopen" or window.emit == "on_update"):
+    if streaming and window.definition.retracts and (window.late_data == "reopen" or window.emit == "on_update"):
         out.append("sessions that merge or move their start are retracted from keyed sinks (deleted by natural "
                    "key); a Parquet sink keeps the stale rows")
     if streaming and window.late_data == "drop":

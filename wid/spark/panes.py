@@ -147,7 +147,7 @@ def sliding_rows(rows: DataFrame, keys: Sequence[str], pane: Column, geo: Panes,
     (`arrow_merge.fused`: no Spark aggregate) when every field merges in
     NumPy, else Spark's pane ``groupBy`` then `sliding`. Returns what
     `sliding` returns."""
-    spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, kind="sliding", fields=(), length=geo.length,
+    spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, shape="sliding", fields=(), length=geo.length,
                                 hop=geo.hop, offset=geo.offset)
     fast = arrow_merge.fused(rows, keys, pane, spec, aggs)
     if fast is not None:
@@ -173,7 +173,7 @@ def cumulative_panes(rows: DataFrame, keys: Sequence[str], pane: Column, period:
     `rows`): under the fused `choice` the fused pass, else Spark's pane
     aggregate, its partials partitioned by key, then `cumulative`."""
     if choice.fused:
-        spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, kind="cumulative", fields=(), period=period,
+        spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, shape="cumulative", fields=(), period=period,
                                     last=last)
         fast = arrow_merge.fused(by_key(rows, keys), keys, pane, spec, aggs)
         if fast is not None:
@@ -188,7 +188,7 @@ def sliding(panes: DataFrame, keys: Sequence[str], geo: Panes, aggs: Sequence[Sp
     fields). Returns (keys, WINDOW_ID and each aggregation's combined fields
     ``field(i, name, "m")``, how they were merged); finish with `finished`."""
     length = geo.length
-    spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, kind="sliding", fields=(), length=length, hop=geo.hop,
+    spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, shape="sliding", fields=(), length=length, hop=geo.hop,
                                 offset=geo.offset)
     fast = arrow_merge.vectorised(panes, keys, spec, aggs)
     if fast is not None:
@@ -216,7 +216,7 @@ def cumulative(panes: DataFrame, keys: Sequence[str], period: int | None, last: 
     period up to w. `period` is the period length in panes (None: one
     unbounded period); windows run up to the pane in column `last`. Returns
     keys, WINDOW_ID and the combined fields (``field(i, name, "m")``)."""
-    spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, kind="cumulative", fields=(), period=period, last=last)
+    spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, shape="cumulative", fields=(), period=period, last=last)
     fast = arrow_merge.vectorised(panes, keys, spec, aggs)
     if fast is not None:
         return fast, VECTOR

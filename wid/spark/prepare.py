@@ -213,8 +213,9 @@ def prepare(df: DataFrame, window: Window, *, files: bool = True) -> DataFrame:
     if window.gap_column:
         gap = ident(window.gap_column)
         checks.append((f"({gap} IS NULL OR {gap} <= 0)", reasons.bad_gap(window.gap_column)))
-    if window.kind == "landmark" and window.landmark_ms is not None:
-        checks.append((f"{us} < {window.landmark_ms * 1000}L", reasons.BEFORE_LANDMARK))
+    earliest = window.definition.earliest_ms(window)
+    if earliest is not None:
+        checks.append((f"{us} < {earliest * 1000}L", reasons.BEFORE_LANDMARK))
     casts = numeric_casts(df, window)
     for name, cast in casts.items():
         raw = name[len(NUMERIC):]

@@ -84,7 +84,7 @@ def fused(ctx: Ctx) -> DataFrame | None:
     keys, gap = list(w.group_by), (w.gap_ms or 0) * 1000
     start_us, end_us = F.col(WINDOW_ID), F.col(LAST) + lit_long(gap)
     aggs = ctx.aggs(lambda: where_label(start_us, end_us, ctx.pipeline))
-    spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, kind="session", fields=(), length=gap)
+    spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, shape="gapped", fields=(), length=gap)
     last = pane_merge.FieldOp("max", (PANE,), (LAST,))
     merged = arrow_merge.fused(panes.by_key(ctx.rows, keys), keys, F.col(TS), spec, aggs, pane_ops=(last,))
     if merged is None:

@@ -77,12 +77,12 @@ PANES_WHY = "windows overlap: each row is aggregated once into its pane, panes m
 
 
 def hopping_shape(w: Window) -> tuple[str, str, tuple[str, ...]]:
-    """Which plan a hopping window takes, from its spec: ``tumbling`` (hop =
-    duration), ``copy`` (holistic aggregations, or a row in at most
+    """Which plan a hopping window takes, from its spec: ``bucket`` (hop =
+    duration: the tumbling plan), ``copy`` (holistic aggregations, or a row in at most
     `COPY_MAX_WINDOWS` windows) or ``panes``; and why, and notes."""
     _, d, h = _bounds(w)
     if d == h:
-        return "tumbling", "hop_ms equals duration_ms: the windows are tumbling", ()
+        return "bucket", "hop_ms equals duration_ms: the windows are tumbling", ()
     copies, whole = -(-d // h), holistic(w)
     if whole or copies <= COPY_MAX_WINDOWS:
         why = (f"{', '.join(whole)} cannot merge panes in constant space" if whole else
@@ -97,7 +97,7 @@ def outline_hopping(w: Window, setting: str) -> Outline:
     ``spark.wid.paneMerge`` = `setting`."""
     shape, why, notes = hopping_shape(w)
     if shape != "panes":
-        return Outline(TUMBLING.forms if shape == "tumbling" else (COPY,), why, notes)
+        return Outline(TUMBLING.forms if shape == "bucket" else (COPY,), why, notes)
     pane_ms = _hopping(w).pane_us / 1000
     return Outline(tuple(f"panes of {pane_ms:g} ms + {how}" for how in panes.merges("sliding", setting)), why,
                    pane_plan.outline_notes(setting))
@@ -118,7 +118,7 @@ def hopping(ctx: Ctx) -> Planned:
     w = ctx.window
     geo = _hopping(w)
     shape, why, notes = hopping_shape(w)
-    if shape == "tumbling":
+    if shape == "bucket":
         return Planned(tumbling(ctx).output, TUMBLING.forms[0], why)
     start, end = _extent(geo)
     aggs = ctx.aggs(lambda: where_label(start.col, end.col, ctx.pipeline))

@@ -94,12 +94,4 @@ class OperatorSpec:
         return self.emit == "on_update"
 
 
-def geometry_of(kind: str, duration_ms: int | None, hop_ms: int | None, origin_ms: int) -> Hopping:
-    """The windows of a tumbling (``hop = duration``: one pane each) or
-    hopping window, in microseconds (docs/architecture.md#execution-paths)."""
-    d = (duration_ms or 0) * US
-    h = (hop_ms or duration_ms or 0) * US if kind == "hopping" else d
-    return Hopping(d, h, origin_ms * US)
-
-
-__all__ = ["CountShape", "LandmarkShape", "OperatorSpec", "Ranking", "RollingShape", "geometry_of"]
+__all__ = ["CountShape", "LandmarkShape", "OperatorSpec", "Ranking", "RollingShape"]

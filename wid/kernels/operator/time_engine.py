@@ -324,7 +324,7 @@ class TimeEngine:
     def _merge_spec(self, fields: tuple[FieldOp, ...] = ()) -> MergeSpec:
         """`wid.kernels.pane_merge`'s sliding windows over this geometry's panes."""
         panes = self.g.panes
-        return MergeSpec(keys=self.spec.group_by, pane=PANE, kind="sliding", fields=fields, length=panes.length,
+        return MergeSpec(keys=self.spec.group_by, pane=PANE, shape="sliding", fields=fields, length=panes.length,
                          hop=panes.hop)
 
     def _touched(self, merged: pa.Table, w: np.ndarray, touched: pa.Table) -> np.ndarray:

@@ -1,6 +1,6 @@
-"""Driver-side planning of count, rolling and landmark windows on the WID
-operator: the shapes its shards need (`wid.kernels.operator.layout`), the
-input columns its rows must carry, and the checks a stream needs.
+"""Driver-side ranks of count and rolling windows on the WID operator: the
+rank order its shards sort by (their shapes are the kinds', `wid.spark.kinds`),
+and the checks a stream needs.
 
 Ranks order as in batch (`wid.spark.ranks`, `wid.semantics.ranks`):
 `order_by` (the event time on a stream under ``rank_by = "order"``), then
@@ -14,17 +14,14 @@ arrays or structs: a window whose tie order needs those is refused, naming
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from pyspark.sql import types as T
 
 from wid.errors import ConfigError
-from wid.kernels.operator.layout import CountShape, LandmarkShape, Ranking, RollingShape
+from wid.kernels.operator.layout import Ranking
 from wid.kernels.tables import TS
 from wid.semantics.kinds.ranked import ranks_rows, stream_problem
 from wid.spec.window import Window
-
-US = 1000
 
 
 def ranking(window: Window, columns: Sequence[str], unordered: Sequence[str] = ()) -> Ranking:
@@ -34,33 +31,6 @@ def ranking(window: Window, columns: Sequence[str], unordered: Sequence[str] = (
     first = TS if w.rank_by == "order" or w.order_by is None else w.order_by
     rest = [w.tie_breaker] if w.tie_breaker else [c for c in columns if c not in unordered]
     return Ranking(w.rank_by, (first, *rest))
-
-
-def extent_shapes(window: Window, columns: Sequence[str], unordered: Sequence[str] = ()) -> dict[str, Any]:
-    """The `OperatorSpec` fields of a count, rolling or landmark window
-    (none for the other kinds). `columns` are the input columns in order."""
-    w = window
-    if w.kind == "count":
-        return {"count": CountShape(w.size_rows or 0, w.hop_rows_or_size, w.partition_by,
-                                    ranking(w, columns, unordered), w.window_id_column)}
-    if w.kind == "rolling":
-        return {"rolling": RollingShape((w.duration_ms or 0) * US, w.every_rows or 1, ranking(w, columns, unordered),
-                                        tuple(columns))}
-    if w.kind == "landmark":
-        return {"landmark": LandmarkShape((w.landmark_ms or 0) * US, (w.hop_ms or 0) * US,
-                                          None if w.max_duration_ms is None else w.max_duration_ms * US)}
-    return {}
-
-
-def extent_columns(window: Window, columns: Sequence[str]) -> list[str]:
-    """The input columns the operator's rows must carry for `window` beyond
-    its keys and aggregation inputs: every column for rolling windows (each
-    output row is an input row), the rank order for count windows."""
-    if window.kind == "rolling":
-        return list(columns)
-    if window.kind == "count":
-        return [c for c in ranking(window, columns).order if c != TS]
-    return []
 
 
 def _arrow_sortable(t: T.DataType) -> bool:
@@ -92,4 +62,4 @@ def unordered(schema: T.StructType) -> list[str]:
     return [f.name for f in schema.fields if not sortable(f.dataType)]
 
 
-__all__ = ["check_stream", "extent_columns", "extent_shapes", "ranking", "unordered"]
+__all__ = ["check_stream", "ranking", "unordered"]

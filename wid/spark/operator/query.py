@@ -25,7 +25,7 @@ from pyspark.sql import types as T
 
 from wid.aggregates.spark import result_type
 from wid.kernels.fields import END, FINAL, START
-from wid.kernels.operator.layout import OperatorSpec, geometry_of
+from wid.kernels.operator.layout import OperatorSpec
 from wid.kernels.operator.output import (
     KIND,
     LATE_ROW,
@@ -42,8 +42,9 @@ from wid.kernels.vector_aggregates import vector_agg
 from wid.semantics.watermark import PARTITION_BITS
 from wid.spark.columns import PREFIX, REASON, as_wall_clock, sql, timestamp_us
 from wid.spark.compat import arrow_schema
+from wid.spark.kinds import plan_of
 from wid.spark.operator import processor as processor_module
-from wid.spark.operator.extent_plan import check_stream, extent_columns, extent_shapes, unordered
+from wid.spark.operator.extent_plan import check_stream, unordered
 from wid.spark.operator.processor import WidProcessor
 from wid.spark.prepare import (
     event_time,
@@ -72,21 +73,18 @@ def operator_spec(window: Window, *, pipeline: str, shards: int, dead_letter_col
                   input_columns: tuple[str, ...] = (), unordered: tuple[str, ...] = ()) -> OperatorSpec:
     """What the operator's shards need to know of `window`; `input_columns`
     (in order, `unordered` those Spark cannot sort) shape count and rolling
-    windows (`wid.spark.operator.extent_plan`)."""
+    windows (the kind's fields: `wid.spark.kinds`)."""
     w = window
     aggs = tuple(vector_agg(a.agg, a.column, a.column2, w.tie_breaker, a.percent, a.max_distinct_values_per_group,
                             a.as_) for a in w.aggregations)
-    time_kind = w.kind in ("tumbling", "hopping")
     return OperatorSpec(
         kind=w.kind, group_by=w.group_by, aggs=aggs, aliases=tuple(a.as_ for a in w.aggregations),
-        geometry=geometry_of(w.kind, w.duration_ms, w.hop_ms, w.origin_ms) if time_kind else None,
-        gap_us=None if w.gap_ms is None else w.gap_ms * US, gap_column=w.gap_column,
         scope=w.punctuation.scope if w.punctuation is not None else (),
         lateness_us=w.lateness_ms * US,
         allowed_us=(w.allowed_lateness_ms or 0) * US if w.late_data == "reopen" else 0,
         late_mode=w.late_mode, late_data=w.late_data, emit=w.emit, idleness_ms=w.source_idleness_ms,
         max_groups=w.max_groups_per_window, pipeline=pipeline, shards=shards,
-        dead_letter_columns=dead_letter_columns, **extent_shapes(window, input_columns, unordered))
+        dead_letter_columns=dead_letter_columns, **plan_of(w).operator_fields(w, input_columns, unordered))
 
 
 @dataclass(frozen=True)
@@ -114,7 +112,7 @@ def shard_keys(spark: SparkSession, shards: int, partitions: int) -> list[int]:
 
 def _needed(window: Window, originals: list[str]) -> list[str]:
     cols = [*window.key_columns, window.tie_breaker, window.gap_column, window.order_by]
-    cols += [c for a in window.aggregations for c in a.columns] + extent_columns(window, originals)
+    cols += [c for a in window.aggregations for c in a.columns] + plan_of(window).operator_columns(window, originals)
     return list(dict.fromkeys(c for c in cols if c))
 
 
@@ -175,9 +173,9 @@ def _output_schema(source: DataFrame, window: Window, dead_letter: bool) -> T.St
     types = {f.name: f.dataType for f in inputs} | {name: T.DoubleType() for name in numeric_casts(source, window)}
     fields = [T.StructField(KIND, T.StringType()), T.StructField(START, T.LongType()),
               T.StructField(END, T.LongType()), T.StructField(FINAL, T.BooleanType())]
-    if window.kind == "count":
+    if window.definition.numbered:
         fields.append(T.StructField(window.window_id_column, T.LongType()))
-    carried = [f.name for f in inputs] if window.kind == "rolling" else list(window.key_columns)
+    carried = [f.name for f in inputs] if window.definition.row_windows else list(window.key_columns)
     fields += [T.StructField(c, types[c]) for c in carried]
     fields += [T.StructField(a.as_, result_type(a, types)) for a in numeric_window(source, window).aggregations]
     if dead_letter:
@@ -284,9 +282,9 @@ def windows_of(rows: DataFrame, window: Window, wall_clock: bool = False) -> Dat
     with ``emit = "on_update"``."""
     extra = (F.col(FINAL).alias(FINAL_COLUMN),) if window.emit == "on_update" else ()
     windows = rows.where(F.col(KIND) == WINDOW_ROW)
-    if window.kind == "rolling":
+    if window.definition.row_windows:
         return windows.select(*[c for c in rows.columns if not c.startswith(PREFIX)], *extra)
-    window_id = F.col(window.window_id_column) if window.kind == "count" else None
+    window_id = F.col(window.window_id_column) if window.definition.numbered else None
     out = assemble(windows, window, F.col(START), F.col(END), window_id=window_id, extra=extra)
     return as_wall_clock(out, window.output_prefix[:2]) if wall_clock else out
 
