@@ -17,7 +17,7 @@ from rich.table import Table
 
 from wid.io import iceberg, kafka, lakehouse
 from wid.io.batch import ONE_RUN, Batch
-from wid.io.sources import resolve
+from wid.io.paths import resolve
 from wid.io.sql_sinks import (
     Dialect,
     Refused,
