@@ -42,8 +42,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from wid.io.batch import Batch
-from wid.spark.columns import CORRUPT
 from wid.spec.pipeline import (
+    CORRUPT,
     KAFKA_EVENT_TIME,
     KAFKA_PARTITION,
     KAFKA_TOPIC,

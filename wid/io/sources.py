@@ -14,8 +14,8 @@ from pyspark.sql import types as T
 from wid.errors import ConfigError, MissingDependencyError
 from wid.io.kafka import connector, read_kafka
 from wid.io.paths import resolve
-from wid.spark.columns import CORRUPT, ident, sql_string
-from wid.spec.pipeline import STREAM_ONLY, SourceSpec, is_uri
+from wid.spec.pipeline import CORRUPT, STREAM_ONLY, SourceSpec, is_uri
+from wid.spec.sql_text import ident, sql_string
 
 
 def read_source(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> DataFrame:
