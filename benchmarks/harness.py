@@ -140,7 +140,7 @@ def drain(operator: DataFrame, checkpoint: str, output: Callable[[DataFrame], Da
     `timed` does with a batch query: checking (which caches each
     micro-batch's rows and reads them three times) is left to another run,
     and the peak state is not read (it reports 0)."""
-    from wid.kernels.operator.output import COUNTS_ROW, KIND, STATS
+    from wid.spark.operator.rows import COUNTS_ROW, STATS, of_kind
 
     peak = [0]
 
@@ -152,7 +152,7 @@ def drain(operator: DataFrame, checkpoint: str, output: Callable[[DataFrame], Da
         out = output(df)
         tally(out)
         out.write.format("noop").mode("overwrite").save()
-        stats = [json.loads(r[0]) for r in df.where(F.col(KIND) == COUNTS_ROW).select(STATS).collect()]
+        stats = [json.loads(r[0]) for r in df.where(of_kind(COUNTS_ROW)).select(STATS).collect()]
         peak[0] = max(peak[0], sum(s["state_groups"] for s in stats))
         df.unpersist()
 

@@ -46,8 +46,63 @@ def offenders(modules: list[str], forbidden: tuple[str, ...]) -> dict[str, list[
     return found
 
 
+# The floors of docs/architecture.md#layout, from the ground up. A module may import modules of its own
+# floor and of the floors below, never of one above. A name stands for the module and, for a package, all
+# its modules; the root package ``wid`` (the Python API) for itself only.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("wid.errors", "wid.versions", "wid.terminal"),  # the ground: what every floor may use
+    ("wid.spec",),
+    ("wid.semantics",),
+    ("wid.kernels",),      # executor code: semantics below it, nothing of the driver
+    ("wid.aggregates",),   # its Spark forms give the kernels' merges their fields (wid.kernels.pane_merge.FieldOp)
+    ("wid.spark",),
+    ("wid.io",),           # in truth beside the plans: neither imports the other (see below)
+    ("wid.pipelines",),
+    ("wid", "wid.__main__", "wid.cli", "wid.cli_report", "wid.doctor", "wid.progress", "wid.spark_output"),
+)
+
+
+def floor_of(module: str) -> int | None:
+    """The floor (index into `FLOORS`) of `module`, None if it has none."""
+    for i, names in enumerate(FLOORS):
+        if any(module == n or (n != "wid" and module.startswith(n + ".")) for n in names):
+            return i
+    return None
+
+
+def test_every_module_stands_on_a_floor() -> None:
+    # a new module outside the packages is placed in FLOORS (and in docs/architecture.md's table)
+    assert sorted(m for m in MODULES if floor_of(m) is None) == []
+
+
+def test_no_import_runs_from_a_lower_floor_to_a_higher_one() -> None:
+    up = sorted(f"{m} -> {n}" for m in MODULES for n in wid_imports(m)
+                if (floor_of(n) or 0) > (floor_of(m) or 0))
+    assert up == []
+
+
+def test_metrics_live_under_pipelines() -> None:
+    # they account a pipeline's micro-batches (wid.pipelines.report's tallies), and pipelines feed them
+    assert "wid.pipelines.metrics" in MODULES and "wid.metrics" not in MODULES
+
+
+def test_io_and_the_plans_import_nothing_of_each_other() -> None:
+    # io moves rows in and out: a source column or Spark SQL's quoting it needs stands below both (wid.spec)
+    assert layer("wid.io") and layer("wid.spark")
+    assert offenders(layer("wid.io"), ("wid.spark", "wid.kernels", "wid.aggregates")) == {}
+    assert offenders(layer("wid.spark"), ("wid.io",)) == {}
+
+
+def test_the_driver_reads_the_operator_s_rows_through_one_module() -> None:
+    # wid.kernels.operator.output is executor code; on the driver, only the operator's glue names it, and
+    # everything else reads the rows through wid.spark.operator.rows
+    readers = [m for m in MODULES if not m.startswith(("wid.kernels.", "wid.spark.operator."))]
+    assert "wid.spark.operator.rows" in MODULES
+    assert offenders(readers, ("wid.kernels.operator.output",)) == {}
+
+
 def test_spec_and_semantics_import_no_engine() -> None:
-    engines = ("pyspark", "wid.spark", "wid.kernels", "wid.io", "wid.pipelines", "wid.cli", "wid.metrics")
+    engines = ("pyspark", "wid.spark", "wid.kernels", "wid.io", "wid.pipelines", "wid.cli")
     assert layer("wid.spec") and layer("wid.semantics")
     assert offenders(layer("wid.spec") + layer("wid.semantics"), engines) == {}
 

@@ -193,7 +193,7 @@ def _metrics(spec: Any, port: int | None) -> Any:
     (in use)."""
     if port is None:
         return None
-    from wid.metrics import Metrics
+    from wid.pipelines.metrics import Metrics
 
     fix = "give a free port from 0 to 65535 (0: any free port)"
     kind, late = (("window_join", spec.join.join.late_data) if isinstance(spec, JoinPipelineSpec)

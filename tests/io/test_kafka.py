@@ -157,17 +157,18 @@ def test_windows_and_dead_letters_go_to_topics(spark: Any, kafka: Kafka, tmp_pat
 
 def test_a_replayed_micro_batch_writes_no_message_twice(spark: Any, kafka: Kafka) -> None:
     from wid.io import kafka as wid_kafka
+    from wid.io.batch import Batch
     from wid.spec.pipeline import SinkSpec
 
     out = kafka.topic("replay")
     sink = SinkSpec("kafka", topic=out, bootstrap_servers=kafka.bootstrap)
     rows = spark.createDataFrame([(f"k{i}", i) for i in range(5)], "k STRING, n INT")
     started = int(datetime.now(UTC).timestamp() * 1000)
-    first = wid_kafka.Batch("p", 7)
+    first = Batch("p", 7)
     assert wid_kafka.send(wid_kafka.window_messages(rows.limit(3), ["k"], first), sink, first) == 3  # then a crash
-    replay = wid_kafka.Batch("p", 7, replay_since_ms=started)
+    replay = Batch("p", 7, replay_since_ms=started)
     assert wid_kafka.send(wid_kafka.window_messages(rows, ["k"], replay), sink, replay) == 2
-    again = wid_kafka.Batch("p", 8, replay_since_ms=started)  # another micro-batch's identical rows are new
+    again = Batch("p", 8, replay_since_ms=started)  # another micro-batch's identical rows are new
     assert wid_kafka.send(wid_kafka.window_messages(rows, ["k"], again), sink, again) == 5
     assert Counter(m.key for m in kafka.read(out)) == {f'{{"k":"k{i}"}}'.encode(): 2 for i in range(5)}
 
@@ -218,13 +219,14 @@ def test_options_env_puts_the_jaas_config_in_spark_s_reader_and_writer_options(m
 def test_options_env_reaches_a_real_broker(spark: Any, kafka: Kafka, monkeypatch: pytest.MonkeyPatch) -> None:
     # The brokers themselves from the environment: nothing is read or written unless they reach Spark.
     from wid.io import kafka as wid_kafka
+    from wid.io.batch import Batch
     from wid.spec.pipeline import SinkSpec, SourceSpec
 
     monkeypatch.setenv("WID_TEST_KAFKA_BROKERS", kafka.bootstrap)
     env = {"kafka.bootstrap.servers": "WID_TEST_KAFKA_BROKERS"}
     out = kafka.topic("from-env")
     rows = spark.createDataFrame([(f"k{i}", i) for i in range(4)], "k STRING, n INT")
-    batch = wid_kafka.Batch("p", 0)
+    batch = Batch("p", 0)
     assert wid_kafka.send(wid_kafka.window_messages(rows, ["k"], batch), SinkSpec("kafka", topic=out, options_env=env),
                           batch) == 4
     assert sorted(m.key for m in kafka.read(out)) == [f'{{"k":"k{i}"}}'.encode() for i in range(4)]

@@ -14,7 +14,7 @@ import pytest
 
 from tests.fixtures import good_rows, land, pipeline_toml, stamped
 from wid.errors import ConfigError
-from wid.io.sources import resolve
+from wid.io.paths import resolve
 from wid.pipelines.run import run as run_pipeline
 from wid.semantics.stream_oracle import run_stream
 from wid.spec.pipeline import SinkSpec

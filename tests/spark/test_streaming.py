@@ -25,12 +25,12 @@ from hypothesis import strategies as st
 import wid
 from tests.spark.compare import assert_same, collect
 from wid import Aggregation, ConfigError, Window
-from wid.kernels.operator.output import KIND, STATS
 from wid.pipelines.report import tally
 from wid.semantics import evaluate
 from wid.spark import stream_query
 from wid.spark.compile import compile_window
 from wid.spark.operator.query import windows_of
+from wid.spark.operator.rows import COUNTS_ROW, STATS, of_kind
 
 SCHEMA = "k string, ts long, v double"
 AGGS = (Aggregation("count", as_="n"), Aggregation("sum", "v", as_="s"), Aggregation("max", "v", as_="hi"),
@@ -55,7 +55,7 @@ def start(result: Any, window: Window, checkpoint: str) -> tuple[list[dict[str, 
 
     def handle(df: Any, batch_id: int) -> None:
         sink.extend(collect(windows_of(df, window), window))
-        tallies.append(tally(batch_id, [r[0] for r in df.where(df[KIND] == "s").select(STATS).collect()]))
+        tallies.append(tally(batch_id, [r[0] for r in df.where(of_kind(COUNTS_ROW)).select(STATS).collect()]))
     query = stream_query.start(result.operator, checkpoint, handle, {"availableNow": True})
     query.awaitTermination()
     return sink, tallies

@@ -23,7 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from wid.io import kafka
-from wid.io.sources import resolve
+from wid.io.paths import resolve
 from wid.io.sql_sinks import Refused, in_transaction
 from wid.spec.pipeline import SQL_SINKS, SinkSpec
 

@@ -31,8 +31,9 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from wid.errors import ConfigError, MissingDependencyError
-from wid.io.lakehouse import DELETE, UPSERT, quoted, run_merge
+from wid.io.lakehouse import DELETE, UPSERT, run_merge
 from wid.spec.lakehouse import ICEBERG_PACKAGES
+from wid.spec.sql_text import ident
 
 CATALOG_CLASS = "org.apache.iceberg.spark.SparkCatalog"
 DEFAULT_NAMESPACE = "default"
@@ -52,7 +53,7 @@ def table_name(spark: SparkSession, warehouse: str, table: str) -> str:
     spark.conf.set(f"spark.sql.catalog.{catalog}.warehouse", warehouse)
     parts = table.split(".")
     namespace, name = (parts[0], parts[1]) if len(parts) == 2 else (DEFAULT_NAMESPACE, parts[0])
-    return ".".join(quoted(p) for p in (catalog, namespace, name))
+    return ".".join(ident(p) for p in (catalog, namespace, name))
 
 
 def _missing_jar(err: Exception) -> MissingDependencyError | None:

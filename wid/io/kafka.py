@@ -36,14 +36,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from wid.spark.columns import CORRUPT
+from wid.io.batch import Batch
 from wid.spec.pipeline import (
+    CORRUPT,
     KAFKA_EVENT_TIME,
     KAFKA_PARTITION,
     KAFKA_TOPIC,
@@ -165,22 +165,6 @@ def read_kafka(spark: SparkSession, spec: SourceSpec) -> DataFrame:
 
 # -- the sinks ---------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Batch:
-    """Which write a sink receives: the `pipeline`, the micro-batch id (0 for
-    a batch run) and, for the first micro-batch of a run, which may replay
-    one a crash interrupted, when that micro-batch first started
-    (`replay_since_ms`, epoch ms; a Kafka sink then skips what it finds
-    already written, `unwritten`), and the streaming query's id, the same
-    across restarts on one checkpoint (a Delta sink's writes carry it with
-    the batch id, and Delta skips a write it already made)."""
-
-    pipeline: str = "wid"
-    batch_id: int | None = 0  # None: no micro-batches (real-time mode)
-    replay_since_ms: int | None = None
-    query_id: str | None = None  # a stream's (`wid.io.lakehouse.stream_id`): Delta skips a replayed write
-
-
 def _header(name: str, value: Column) -> Column:
     return F.struct(F.lit(name).alias("key"), value.cast("string").cast("binary").alias("value"))
 
@@ -294,7 +278,7 @@ def send(messages: DataFrame, sink: SinkSpec, batch: Batch) -> int:
         messages.unpersist()
 
 
-__all__ = ["Batch", "CONNECTOR", "EVENT_TS", "KEY", "METADATA", "OFFSET", "PARTITION", "TOPIC", "VALUE", "connector",
+__all__ = ["CONNECTOR", "EVENT_TS", "KEY", "METADATA", "OFFSET", "PARTITION", "TOPIC", "VALUE", "connector",
            "connector_release", "dead_letter_messages", "decoded", "read_kafka", "reader_options", "refused_counts",
            "tombstones",
            "send", "unwritten", "uses_kafka", "window_messages", "with_connector", "writer_options"]

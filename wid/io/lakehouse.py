@@ -59,6 +59,7 @@ from wid.errors import ConfigError, MissingDependencyError
 from wid.spec.lakehouse import DELTA_PACKAGES, check_spark, package_for
 from wid.spec.pipeline import TABLE_FORMATS, JoinPipelineSpec, PipelineSpec, is_uri
 from wid.spec.secrets import mask_url
+from wid.spec.sql_text import ident
 
 EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
@@ -167,14 +168,9 @@ def stream_id(spark: SparkSession, checkpoint: str) -> str | None:
 
 # -- the writes ----------------------------------------------------------------
 
-def quoted(name: str) -> str:
-    """`name` as a Spark SQL identifier (backticks, doubled inside)."""
-    return "`" + name.replace("`", "``") + "`"
-
-
 def table_ref(path: str) -> str:
     """The SQL name of the Delta table at `path`: ``delta.`<path>```."""
-    return f"delta.{quoted(path)}"
+    return f"delta.{ident(path)}"
 
 
 def _missing_jar(err: Exception) -> MissingDependencyError | None:
@@ -253,13 +249,13 @@ def run_merge(df: DataFrame, table: str, key: Sequence[str], actions: str, marke
     for the statement's time."""
     spark = df.sparkSession
     view = f"_wid_delta_{uuid.uuid4().hex}"
-    on = " AND ".join(f"t.{quoted(k)} <=> s.{quoted(k)}" for k in key)
+    on = " AND ".join(f"t.{ident(k)} <=> s.{ident(k)}" for k in key)
     df.createOrReplaceTempView(view)
     if marker is not None:
         spark.conf.set(TXN_APP_ID, marker.app_id)
         spark.conf.set(TXN_VERSION, str(marker.version))
     try:
-        spark.sql(f"MERGE INTO {table} AS t USING {quoted(view)} AS s ON {on} {actions}")
+        spark.sql(f"MERGE INTO {table} AS t USING {ident(view)} AS s ON {on} {actions}")
     except Exception as err:
         missing = _missing_jar(err)
         if missing is not None:
@@ -296,5 +292,5 @@ def delete(keys: DataFrame, path: str, key: Sequence[str], marker: Txn | None = 
 
 
 __all__ = ["CATALOG", "DELETE", "DELTA_REFUSES", "EXTENSION", "LOCAL_SPEED", "SHIPPED", "TXN_APP_ID", "TXN_VERSION",
-           "Txn", "UPSERT", "quoted", "run_merge", "check_columns", "delete", "ensure_table",
+           "Txn", "UPSERT", "run_merge", "check_columns", "delete", "ensure_table",
            "merge", "stream_id", "table_formats", "table_ref", "table_schema", "txn", "with_connector"]

@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.table import Table
 
 from wid.io import iceberg, kafka, lakehouse
-from wid.io.kafka import Batch
-from wid.io.sources import resolve
+from wid.io.batch import ONE_RUN, Batch
+from wid.io.paths import resolve
 from wid.io.sql_sinks import (
     Dialect,
     Refused,
@@ -32,8 +32,6 @@ from wid.io.sql_sinks import describe as describe_database
 from wid.spec.pipeline import SQL_SINKS, SinkSpec
 from wid.spec.secrets import mask_url
 from wid.terminal import Terminal, shown
-
-ONE_RUN = Batch()  # a batch run: micro-batch 0, no replay
 
 
 def describe(sink: SinkSpec, base_dir: str) -> str:

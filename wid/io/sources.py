@@ -13,18 +13,9 @@ from pyspark.sql import types as T
 
 from wid.errors import ConfigError, MissingDependencyError
 from wid.io.kafka import connector, read_kafka
-from wid.spark.columns import CORRUPT, ident, sql_string
-from wid.spec.pipeline import STREAM_ONLY, SourceSpec, is_uri
-
-
-def resolve(path: str, base_dir: str) -> str:
-    """A local `path` made absolute against `base_dir` (the TOML file's
-    directory); a URI (``s3a://``, ``hdfs://``, ``file://``, ...) as it is,
-    for Spark to resolve."""
-    if is_uri(path):
-        return path
-    p = Path(path).expanduser()
-    return str((p if p.is_absolute() else Path(base_dir) / p).resolve())
+from wid.io.paths import resolve
+from wid.spec.pipeline import CORRUPT, STREAM_ONLY, SourceSpec, is_uri
+from wid.spec.sql_text import ident, sql_string
 
 
 def read_source(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> DataFrame:

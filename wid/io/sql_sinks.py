@@ -40,8 +40,8 @@ from pyspark.sql import types as T
 
 from wid.errors import ConfigError, MissingDependencyError, SinkError
 from wid.io import postgres
+from wid.io.paths import resolve
 from wid.io.retry import cause, with_retries
-from wid.io.sources import resolve
 from wid.spec.names import IDENTIFIER_RULE, is_identifier
 from wid.spec.pipeline import SinkSpec
 from wid.spec.secrets import mask_url, url_password

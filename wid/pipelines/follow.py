@@ -34,7 +34,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 
 from wid.errors import WidError
 from wid.io import kafka
-from wid.metrics import Metrics
+from wid.pipelines.metrics import Metrics
 from wid.pipelines.report import BatchTally, Report
 from wid.spark.errors import translate
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec

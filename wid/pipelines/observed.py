@@ -5,7 +5,7 @@ micro-batch's progress.
 The ``foreachBatch`` writer runs where Spark runs it: on the driver of a
 classic session, on the server under Spark Connect. Whatever it counted
 there would never reach a Connect client, so wid counts nothing inside it.
-The operator's rows carry each shard's counts (`wid.kernels.operator.output`,
+The operator's rows carry each shard's counts (`wid.spark.operator.rows`,
 ``COUNTS_ROW``); an observation over those rows collects the counts and the
 window rows of the micro-batch as the writer's first action computes them,
 and Spark puts the result into the micro-batch's progress on every kind of
@@ -20,7 +20,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from wid.kernels.operator.output import COUNTS_ROW, KIND, STATS, WINDOW_ROW
+from wid.spark.operator.rows import COUNTS_ROW, STATS, WINDOW_ROW, of_kind
 
 NAME = "wid"  # the observation's name in a progress's observedMetrics
 
@@ -29,8 +29,8 @@ def observed(rows: DataFrame) -> DataFrame:
     """`rows` (the WID operator's output, every kind) observed under `NAME`:
     ``stats``, the shards' JSON counts (array of string), and ``windows``,
     the window rows (long; a join's fired rows)."""
-    stats = F.collect_list(F.when(F.col(KIND) == COUNTS_ROW, F.col(STATS))).alias("stats")
-    windows = F.count_if(F.col(KIND) == WINDOW_ROW).alias("windows")
+    stats = F.collect_list(F.when(of_kind(COUNTS_ROW), F.col(STATS))).alias("stats")
+    windows = F.count_if(of_kind(WINDOW_ROW)).alias("windows")
     return rows.observe(NAME, stats, windows)
 
 

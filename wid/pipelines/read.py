@@ -9,7 +9,8 @@ from pyspark.sql import DataFrame, SparkSession
 from wid.errors import ConfigError
 from wid.io import lakehouse
 from wid.io.kafka import uses_kafka, with_connector
-from wid.io.sources import read_source, resolve
+from wid.io.paths import resolve
+from wid.io.sources import read_source
 from wid.spark.compile import Compiled, compile_join, compile_real_time, compile_window
 from wid.spark.errors import translate
 from wid.spark.spark_session import spark_session

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wid.io.sources import resolve
+from wid.io.paths import resolve
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
 
 

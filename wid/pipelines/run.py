@@ -14,9 +14,9 @@ from pyspark.sql import DataFrame, SparkSession
 
 from wid.errors import WidError
 from wid.io import dead_letter, sinks
-from wid.metrics import Metrics
 from wid.pipelines.checkpoint import remove_stale_temp_files
 from wid.pipelines.follow import STALL_NOTICE_S, StallWatch, follow, interrupts, kafka_brokers
+from wid.pipelines.metrics import Metrics
 from wid.pipelines.observed import observation, observed
 from wid.pipelines.read import checkpoint_of, compile_pipeline, session_for
 from wid.pipelines.report import BatchTally, Report, tally

@@ -23,7 +23,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 
 from wid.errors import StateCapError
 from wid.io import dead_letter, kafka, lakehouse, sinks
-from wid.io.kafka import Batch
+from wid.io.batch import Batch
 from wid.io.sql_sinks import Refused
 from wid.pipelines.read import checkpoint_of
 from wid.spark.compile import Compiled

@@ -18,13 +18,17 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+# re-exported for the plans: a source column, and Spark SQL's quoting
+from wid.spec.pipeline import CORRUPT as CORRUPT
+from wid.spec.sql_text import ident as ident
+from wid.spec.sql_text import sql_string as sql_string
+
 PREFIX = "_wid_"
 TS = "_wid_ts"          # event time, epoch microseconds (long)
 REASON = "_wid_reason"  # why a row is rejected (null for good rows)
 PANE = "_wid_pane"      # pane index
 WINDOW_ID = "_wid_window_id"          # window id
 RANK = "_wid_rank"      # 0-based rank (count and rolling windows)
-CORRUPT = "_wid_corrupt"  # the raw text of a record a file reader could not parse
 
 
 def field(i: int, name: str, stage: str = "p") -> str:
@@ -42,17 +46,6 @@ def getter(i: int, stage: str = "p") -> Callable[[str], Column]:
 def lit_long(value: int) -> Column:
     """A bigint literal (Spark would type small ints as int)."""
     return F.lit(value).cast("long")
-
-
-def ident(name: str) -> str:
-    """Column `name` as a quoted SQL identifier (any backtick doubled)."""
-    return "`" + name.replace("`", "``") + "`"
-
-
-def sql_string(text: str) -> str:
-    """`text` as a Spark SQL string literal (Spark reads backslash escapes
-    in literals, so backslashes and quotes are escaped)."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def sql(text: str) -> Column:

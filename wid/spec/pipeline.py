@@ -37,6 +37,9 @@ TABLE_FORMATS = ("delta", "iceberg")  # MERGE on the natural key (wid.io.lakehou
 # A Kafka source's message timestamp, position and value columns (wid.io.kafka); with a topic and
 # a partition a source keeps one watermark per partition (wid.semantics.watermark.clock).
 KAFKA_EVENT_TIME, KAFKA_TOPIC, KAFKA_PARTITION, KAFKA_VALUE = "_event_ts", "_topic", "_partition", "_value"
+# The raw text of a record a source could not read (bad JSON, a wrong-typed value, a CSV row that does not
+# fit, bytes that are not UTF-8: wid.io.sources, wid.io.kafka), kept for the dead letter (wid.spark.prepare).
+CORRUPT = "_wid_corrupt"
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 

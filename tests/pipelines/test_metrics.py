@@ -15,7 +15,7 @@ from typing import Any
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.fixtures import good_rows, land, write_pipeline
-from wid.metrics import Metrics
+from wid.pipelines.metrics import Metrics
 from wid.pipelines.run import run as run_stream
 from wid.spec.toml_io import load_pipeline
 
