@@ -1,6 +1,8 @@
 """The house's arrows (docs/architecture.md#layout): what each layer may
 import, and what never happens. Read from the source, every import counted
-(those inside functions too)."""
+(those inside functions too); a cycle is one of imports made at run time (a
+name imported for annotations alone, under ``if TYPE_CHECKING:``, is
+none)."""
 
 from __future__ import annotations
 
@@ -14,12 +16,23 @@ MODULES = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__
            for p in ROOT.glob("wid/**/*.py")}
 
 
-def imported_modules(path: Path) -> set[str]:
+def _type_only(tree: ast.Module) -> set[int]:
+    """The ids of the import nodes under ``if TYPE_CHECKING:``: names for
+    annotations, which Python never imports at run time."""
+    blocks = [n for n in ast.walk(tree) if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"]
+    return {id(inner) for b in blocks for n in b.body for inner in ast.walk(n)}
+
+
+def imported_modules(path: Path, at_run_time: bool = False) -> set[str]:
     """Every module `path` imports: ``import a.b``, ``from a import b``
-    (``a.b`` when that is a module of wid, else ``a``)."""
+    (``a.b`` when that is a module of wid, else ``a``); with `at_run_time`,
+    not those imported for annotations alone (``if TYPE_CHECKING:``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = _type_only(tree) if at_run_time else set()
     out: set[str] = set()
     for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Import):
             out |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module:
@@ -29,7 +42,8 @@ def imported_modules(path: Path) -> set[str]:
 
 
 def wid_imports(module: str) -> set[str]:
-    return {m for m in imported_modules(MODULES[module]) if m in MODULES and m != module}
+    """The modules of wid that `module` imports at run time."""
+    return {m for m in imported_modules(MODULES[module], at_run_time=True) if m in MODULES and m != module}
 
 
 def layer(prefix: str) -> list[str]:
