@@ -17,7 +17,7 @@ from wid.spec.join import ColumnMetric, WindowJoin
 from wid.spec.toml_io import dumps_pipeline, load_pipeline, loads_pipeline
 
 if TYPE_CHECKING:
-    from wid.spark.compile import aggregate, join_result, window_join, window_result
+    from wid.spark.api import aggregate, join_result, window_join, window_result
 
 __all__ = ["Aggregation", "ColumnMetric", "ConfigError", "MissingDependencyError", "Punctuation", "StateCapError",
            "Window", "WidError", "WindowJoin", "aggregate", "dumps_pipeline", "load_pipeline", "loads_pipeline",
@@ -39,7 +39,7 @@ def run_pipeline(spec: Any, spark: Any = None) -> Any:
 
 def __getattr__(name: str) -> Any:
     if name in ("aggregate", "join_result", "window_result", "window_join"):
-        from wid.spark import compile
+        from wid.spark import api
 
-        return getattr(compile, name)
+        return getattr(api, name)
     raise AttributeError(f"module 'wid' has no attribute {name!r}")

@@ -191,7 +191,7 @@ def test_a_spark_error_after_a_dead_letter_build_reaches_the_user_as_itself(spar
 def test_a_plan_printed_in_another_error_is_no_cap_violation() -> None:
     # a batch plan carries the cap message's template (its bounds are %s) for raise_error: an error
     # that prints the plan must not read as the cap being hit
-    from wid.spark.stage import group_cap_message
+    from wid.spark.group_cap import group_cap_message
 
     template = group_cap_message(3, "p")
     plan = f"[INVALID_NON_DETERMINISTIC_EXPRESSIONS] ... raise_error(format_string({template}, ...))\n+- Project"

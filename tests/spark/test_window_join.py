@@ -109,7 +109,7 @@ def test_sort_by_time_orders_the_output(spark: Any) -> None:
     right = [{"t": t, "k1": "b", "v": 2.0, "w": 1} for t in (1, 2, 3)]
     join = WindowJoin(window=(-1, 1), metrics=(Aggregation("count", as_="n"),), matching_column="k1",
                       time_column="t", time_unit="ms", sort_by_time=True)
-    from wid.spark.compile import join_result
+    from wid.spark.api import join_result
 
     out = join_result(frame(spark, left, SAME_LEFT), frame(spark, right, SAME_RIGHT), join).output
     assert [(r.t, r.k1, r.n) for r in out.collect()] == [(1, "a", 0), (1, "b", 2), (3, "b", 2), (4, "a", 0), (5, "b", 0)]

@@ -11,7 +11,8 @@ import pytest
 import wid
 from wid.errors import ConfigError
 from wid.semantics import reasons
-from wid.spark.compile import compile_join, join_result
+from wid.spark.api import join_result
+from wid.spark.compile import compile_join
 from wid.spec import Aggregation
 from wid.spec.join import ColumnMetric, WindowJoin
 

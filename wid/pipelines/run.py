@@ -73,6 +73,8 @@ def run(spec: Spec, spark: SparkSession | None = None, *, step: Callable[[str], 
 def _run_batch(spec: Spec, compiled: Compiled, report: Report, step: Callable[[str], Any]) -> None:
     """Count the input rows by reject reason, write the outputs, and fill
     `report` (one tally); user errors from Spark are translated."""
+    if compiled.prepared is None:
+        raise ValueError("a batch stage has its prepared rows (wid.spark.compile)")
     prepared = compiled.prepared.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         step("reading and checking rows")
@@ -122,7 +124,7 @@ def _run_stream(spec: Spec, compiled: Compiled, report: Report, on_progress: Cal
     report.checkpoint = checkpoint_of(spec)
     remove_stale_temp_files(report.checkpoint)  # a killed run's (`wid.pipelines.checkpoint`)
     started_ms = time.time_ns() // 1_000_000
-    spark = compiled.prepared.sparkSession
+    spark = compiled.stream.rows.sparkSession
     caches: set[str] = set()
 
     def tally_of(progress: Any) -> BatchTally:

@@ -27,7 +27,7 @@ from wid.io.batch import Batch
 from wid.io.sql_sinks import Refused
 from wid.pipelines.read import checkpoint_of
 from wid.spark.compile import Compiled
-from wid.spark.stage import group_cap_message
+from wid.spark.group_cap import group_cap_message
 from wid.spark.stream_query import Handler, batch_timestamp_ms
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec, SinkSpec, StreamSpec
 from wid.spec.real_time import TRIGGER as REAL_TIME

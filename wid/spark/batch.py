@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame
 
+from wid.spark.execution import Execution, Planned
+from wid.spark.group_cap import enforce_group_cap
 from wid.spark.kinds import plan_of
-from wid.spark.stage import Ctx, Outline, Planned, enforce_group_cap
+from wid.spark.plan_context import Ctx
 from wid.spec.window import Window
 
 
@@ -19,12 +21,11 @@ def compile_batch(rows: DataFrame, window: Window, pipeline: str) -> Planned:
     `max_groups_per_window` enforced when the output is computed. The window
     bounds are TIMESTAMP (UTC instants); see `wid.spark.compile` for the
     wall-clock case."""
-    planned = plan_of(window).plan(Ctx(window, rows, pipeline))
-    output = enforce_group_cap(planned.output, window, pipeline)
-    return Planned(output, planned.form, planned.why, planned.notes)
+    plan = plan_of(window).plan(Ctx(window, rows, pipeline))
+    return Planned(enforce_group_cap(plan.output, window, pipeline), plan.execution)
 
 
-def outline_batch(window: Window, setting: str = "auto") -> Outline:
+def outline_batch(window: Window, setting: str = "auto") -> Execution:
     """How `compile_batch` will plan `window`, from the spec alone, under
     ``spark.wid.paneMerge`` = `setting`: the forms it may take, in the
     order they are tried (the input's column types pick one), why, notes."""

@@ -30,8 +30,10 @@ from wid.aggregates.spark import SparkAgg
 from wid.semantics.windowing import Panes
 from wid.spark import panes
 from wid.spark.columns import PANE, RANK, TS, WINDOW_ID, exact, long_range
+from wid.spark.execution import Execution, Planned, outline, planned
+from wid.spark.output import assemble, frame_values
+from wid.spark.plan_context import Ctx, holistic
 from wid.spark.ranks import rank_order, with_rank
-from wid.spark.stage import Ctx, Outline, Planned, assemble, frame_values, holistic
 from wid.spec.aggregation import Aggregation
 from wid.spec.window import Window
 
@@ -52,31 +54,31 @@ def count_windows(ctx: Ctx) -> Planned:
     if row_frame(w):
         order = rank_order(ctx.rows, w, part, in_frame_order(w))
         ranked = with_rank(ctx.rows, w, part, WINDOW_ID, order)
-        outline = outline_count(w, "auto")
-        return Planned(_row_frames(ranked, w, order, ctx.aggs(label)), ROW_FRAME, outline.why, outline.notes)
+        expected = outline_count(w, "auto")
+        return planned(_row_frames(ranked, w, order, ctx.aggs(label)), ROW_FRAME, expected.why, expected.notes)
     rows = with_rank(ctx.rows, w, part).withColumn(NP, F.count(F.lit(1)).over(W.partitionBy(*part)))
     aggs = ctx.aggs(label, HIDDEN)
     r = exact(RANK)
-    outline = outline_count(w, "auto")
+    expected = outline_count(w, "auto")
     if ctx.holistic or hop == size:
         ids = long_range((r // hop).col, ((r + size) // hop - 1).col)
         copied = rows.select("*", F.explode(ids).alias(PANE))
         grouped = panes.partials(copied, keys, exact(PANE), aggs, name=WINDOW_ID)
         out = grouped.select(*keys, WINDOW_ID, *panes.finished(aggs, "p"))
-        form = outline.forms[0]
+        form = expected.forms[0]
     else:
         g = gcd(size, hop)
         geo = Panes(size // g, hop // g, hop // g - size // g)
         merged, how = panes.sliding_rows(rows, keys, (r // g).col, geo, aggs)
         out = merged.select(*keys, WINDOW_ID, *panes.finished(aggs))
         form = f"ranks + panes of {g} rows + {how}"
-    why = outline.why
+    why = expected.why
     out = out.where((F.col(WINDOW_ID) + 1) * hop <= F.col(NP))
     lo, hi = F.col(LO), F.col(HI)
     if w.group_by:
         extent = W.partitionBy(*part, WINDOW_ID)
         lo, hi = F.min(LO).over(extent), F.max(HI).over(extent)
-    return Planned(assemble(out, w, lo, hi, F.col(WINDOW_ID)), form, why, outline.notes)
+    return planned(assemble(out, w, lo, hi, F.col(WINDOW_ID)), form, why, expected.notes)
 
 
 def row_frame(w: Window) -> bool:
@@ -114,7 +116,7 @@ def _row_frames(ranked: DataFrame, w: Window, order: WindowSpec, aggs: list[Spar
     return assemble(framed, w, lo, hi, F.col(WINDOW_ID), values=values)
 
 
-def outline_count(w: Window, setting: str) -> Outline:
+def outline_count(w: Window, setting: str) -> Execution:
     """How count windows run: ranks, then a ``groupBy`` (tumbling: hop =
     size), copies (holistic aggregations) or panes of ``gcd(size, hop)``
     rows merged under ``spark.wid.paneMerge`` = `setting`."""
@@ -122,12 +124,12 @@ def outline_count(w: Window, setting: str) -> Outline:
     notes = () if w.partition_by else ("no partition_by: ranks are counted in one partition",)
     whole = holistic(w)
     if hop == size:
-        return Outline(("ranks + groupBy",), "tumbling count windows", notes)
+        return outline(("ranks + groupBy",), "tumbling count windows", notes)
     if row_frame(w):
-        return Outline((ROW_FRAME,), "count windows overlap", notes)
+        return outline((ROW_FRAME,), "count windows overlap", notes)
     if whole:
-        return Outline(("ranks + copy: each row into its windows",), f"{', '.join(whole)} cannot merge in constant "
+        return outline(("ranks + copy: each row into its windows",), f"{', '.join(whole)} cannot merge in constant "
                        "space", notes)
     g = gcd(size, hop)
-    return Outline(tuple(f"ranks + panes of {g} rows + {how}" for how in panes.merges("rows", setting)),
+    return outline(tuple(f"ranks + panes of {g} rows + {how}" for how in panes.merges("rows", setting)),
                    "count windows overlap", notes)

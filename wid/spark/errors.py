@@ -26,7 +26,7 @@ from wid.errors import (
 )
 
 # A cap message, not its template (``%s`` for the window's bounds), which a plan printed in another
-# error holds (`wid.spark.stage.enforce_group_cap`)
+# error holds (`wid.spark.group_cap.enforce_group_cap`)
 _CAP = re.compile(r"((?:window state|distinct-value) cap hit: (?:(?!%s).)*?)(?:\s+SQLSTATE.*)?$", re.M)
 _SHARDS = re.compile(r"(this checkpoint's state was written with \d+ shards.*?)(?:\s+SQLSTATE.*)?$", re.M)
 _SINK = re.compile(r"(sink (?:error|unavailable): .*?)(?:\s+SQLSTATE.*)?$", re.M)

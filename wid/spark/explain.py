@@ -14,7 +14,8 @@ from pyspark.sql import DataFrame
 from wid.spark import real_time
 from wid.spark.arrow_merge import CONF as PANE_MERGE
 from wid.spark.batch import outline_batch
-from wid.spark.compile import OPERATOR, SETTINGS, WHY_OPERATOR, StageResult
+from wid.spark.compile import SETTINGS, WHY_OPERATOR, StageResult
+from wid.spark.execution import OPERATOR
 from wid.spark.join import FORM as BATCH_JOIN_FORM
 from wid.spark.join import WHY as BATCH_JOIN_WHY
 from wid.spark.kinds import plan_of

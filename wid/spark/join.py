@@ -37,7 +37,6 @@ from wid.spark.columns import CORRUPT, PREFIX, TS, field, getter, ident
 from wid.spark.panes import by_key
 from wid.spark.prepare import NOW_US, Check, event_time_us, good_rows, malformed, marked
 from wid.spark.shipping import ship
-from wid.spark.stage import null_fill
 from wid.spec.aggregation import Aggregation
 from wid.spec.join import SYSTEM_TIME, ColumnMetric, Metric, WindowJoin, metric_alias
 
@@ -259,6 +258,26 @@ def _notes(join: WindowJoin, ms: _Metrics) -> tuple[str, ...]:
     if join.max_delayed_time is not None or join.garbage_size != 5000:
         notes.append("max_delayed_time and garbage_size only act on a stream; a batch result never depends on them")
     return tuple(notes)
+
+
+def null_fill(df: DataFrame, join: WindowJoin) -> DataFrame:
+    """DolphinDB's nullFill: every NULL of a named output column replaced."""
+    if not join.null_fill:
+        return df
+    types = {f.name: f.dataType for f in df.schema.fields}
+    for column, value in join.null_fill.items():
+        if column not in types:
+            raise ConfigError(f"null_fill.{column}", f"is not an output column (columns: {', '.join(df.columns)})")
+        t = types[column]
+        numeric, text, flag = isinstance(t, T.NumericType), isinstance(t, T.StringType), isinstance(t, T.BooleanType)
+        fits = (numeric and isinstance(value, int | float) and not isinstance(value, bool)) or (
+            text and isinstance(value, str)) or (flag and isinstance(value, bool)) or (
+            isinstance(t, T.TimestampType | T.DateType) and isinstance(value, str))
+        if not fits:
+            raise ConfigError(f"null_fill.{column}", f"{value!r} does not fit the column's type {t.simpleString()}",
+                              "give a value of the column's type")
+    return df.select(*[F.coalesce(F.col(c), F.lit(join.null_fill[c]).cast(types[c])).alias(c)
+                       if c in join.null_fill else F.col(c) for c in df.columns])
 
 
 __all__ = ["FORM", "WHY", "batch_join", "check_aliases", "prepare_side"]

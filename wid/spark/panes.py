@@ -231,7 +231,7 @@ def cumulative(panes: DataFrame, keys: Sequence[str], period: int | None, last: 
 
 def finished(aggs: Sequence[SparkAgg], stage: str = "m") -> list[Column]:
     """Each aggregation's output value, named by its alias (for
-    `wid.spark.stage.assemble`). Stage ``"p"`` reads partial fields (direct
+    `wid.spark.output.assemble`). Stage ``"p"`` reads partial fields (direct
     evaluation), stage ``"m"`` combined ones."""
     def out(i: int, a: SparkAgg) -> Column:
         return value(a, getter(i, stage)) if stage == "p" else a.finish(getter(i, stage))

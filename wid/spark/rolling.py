@@ -34,10 +34,12 @@ from wid.kernels.vector_aggregates import vector_agg
 from wid.spark.arrow_merge import ORDERABLE, SUMMABLE, enabled
 from wid.spark.columns import PREFIX, RANK, TS
 from wid.spark.compat import arrow_schema
+from wid.spark.execution import Execution, Planned, outline, planned
+from wid.spark.output import frame_values
 from wid.spark.panes import by_key
+from wid.spark.plan_context import Ctx
 from wid.spark.ranks import with_rank
 from wid.spark.shipping import ship
-from wid.spark.stage import Ctx, Outline, Planned, frame_values
 from wid.spec.window import Window
 
 
@@ -65,8 +67,8 @@ def rolling(ctx: Ctx) -> Planned:
     if fast is not None:
         if w.every_rows and w.every_rows > 1:
             fast = fast.where((F.col(RANK) + 1) % w.every_rows == 0)
-        return Planned(fast.select(*inputs, *[a.as_ for a in w.aggregations]), PREFIX_FORM, PREFIX_WHY, where_one)
-    return Planned(out, RANGE_FORM, RANGE_WHY, (RANGE_NOTE, *where_one))
+        return planned(fast.select(*inputs, *[a.as_ for a in w.aggregations]), PREFIX_FORM, PREFIX_WHY, where_one)
+    return planned(out, RANGE_FORM, RANGE_WHY, (RANGE_NOTE, *where_one))
 
 
 PREFIX_FORM, PREFIX_WHY = "sorted prefix sums per group (vectorised mapInArrow)", "one extent per input row, each merged in O(1)"
@@ -74,15 +76,15 @@ RANGE_FORM, RANGE_WHY = "range frame per group", "one extent per input row"
 RANGE_NOTE = "range frames recompute each extent: cost grows with rows per duration"
 
 
-def outline_rolling(w: Window, setting: str) -> Outline:
+def outline_rolling(w: Window, setting: str) -> Execution:
     """How rolling windows run: sorted prefix sums where every aggregation
     can (no holistic or distinct counts; the column types decide the rest;
     ``spark.wid.paneMerge`` = `setting` not ``spark``), else range frames."""
     where_one = ("no group_by: every row is in one partition",) if not w.group_by else ()
     vector = setting != "spark" and not any(a.holistic or a.agg == "count_distinct" for a in w.aggregations)
     if not vector:
-        return Outline((RANGE_FORM,), RANGE_WHY, (RANGE_NOTE, *where_one))
-    return Outline((PREFIX_FORM, RANGE_FORM), PREFIX_WHY, where_one)
+        return outline((RANGE_FORM,), RANGE_WHY, (RANGE_NOTE, *where_one))
+    return outline((PREFIX_FORM, RANGE_FORM), PREFIX_WHY, where_one)
 
 
 def _vector_ready(ctx: Ctx) -> bool:

@@ -25,7 +25,9 @@ from pyspark.sql import functions as F
 from wid.kernels import pane_merge
 from wid.spark import arrow_merge, panes
 from wid.spark.columns import PANE, TS, WINDOW_ID, field, lit_long
-from wid.spark.stage import Ctx, Outline, Planned, assemble, where_label
+from wid.spark.execution import Execution, Planned, outline, planned
+from wid.spark.output import assemble, where_label
+from wid.spark.plan_context import Ctx
 from wid.spec.window import Window
 
 END = "_wid_end"
@@ -37,13 +39,13 @@ FUSED_FORM = "fused vectorised Arrow sessions (panes of one event time, sessions
 SORTED_FORM = "sort by event time + running session ids + groupBy"
 
 
-def outline_sessions(w: Window, setting: str) -> Outline:
+def outline_sessions(w: Window, setting: str) -> Execution:
     """How session windows run: the fused form where every field merges in
     NumPy (a fixed gap, ``spark.wid.paneMerge`` = `setting` not ``spark``),
     else the sorted form."""
     notes = () if w.group_by else ("no group_by: sessions are found in one partition",)
     fused_first = w.gap_column is None and setting != "spark"
-    return Outline((FUSED_FORM, SORTED_FORM) if fused_first else (SORTED_FORM,), WHY, notes)
+    return outline((FUSED_FORM, SORTED_FORM) if fused_first else (SORTED_FORM,), WHY, notes)
 
 
 def sessions(ctx: Ctx) -> Planned:
@@ -52,8 +54,8 @@ def sessions(ctx: Ctx) -> Planned:
     notes = outline_sessions(w, "auto").notes
     fast = fused(ctx) if w.gap_column is None else None
     if fast is not None:
-        return Planned(fast, FUSED_FORM, WHY, notes)
-    return Planned(sorted_form(ctx), SORTED_FORM, WHY, notes)
+        return planned(fast, FUSED_FORM, WHY, notes)
+    return planned(sorted_form(ctx), SORTED_FORM, WHY, notes)
 
 
 def sorted_form(ctx: Ctx) -> DataFrame:

@@ -24,7 +24,9 @@ from pyspark.sql import functions as F
 from wid.semantics.windowing import Hopping
 from wid.spark import pane_plan, panes
 from wid.spark.columns import PANE, TS, WINDOW_ID, Exact, exact, ident, long_range, sql
-from wid.spark.stage import Ctx, Outline, Planned, assemble, holistic, where_label
+from wid.spark.execution import Execution, Planned, outline, planned
+from wid.spark.output import assemble, where_label
+from wid.spark.plan_context import Ctx, holistic
 from wid.spec.window import Window
 
 # A row in at most this many windows is copied into them. Measured on 1M and
@@ -66,10 +68,10 @@ def tumbling(ctx: Ctx) -> Planned:
     aggs = ctx.aggs(lambda: where_label(start.col, end.col, ctx.pipeline))
     bucket = geo.last_window_starting_by(exact(TS))
     grouped = panes.partials(ctx.rows, w.group_by, bucket, aggs, name=WINDOW_ID)
-    return Planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p")), TUMBLING.forms[0], TUMBLING.why)
+    return planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p")), TUMBLING.forms[0], TUMBLING.why)
 
 
-TUMBLING = Outline(("bucket + groupBy",), "a row is in exactly one tumbling window")
+TUMBLING = outline(("bucket + groupBy",), "a row is in exactly one tumbling window")
 COPY = "copy: each row into its windows"
 
 
@@ -92,24 +94,24 @@ def hopping_shape(w: Window) -> tuple[str, str, tuple[str, ...]]:
     return "panes", PANES_WHY, ()
 
 
-def outline_hopping(w: Window, setting: str) -> Outline:
+def outline_hopping(w: Window, setting: str) -> Execution:
     """How a hopping window's plan runs (see `hopping`) under
     ``spark.wid.paneMerge`` = `setting`."""
     shape, why, notes = hopping_shape(w)
     if shape != "panes":
-        return Outline(TUMBLING.forms if shape == "bucket" else (COPY,), why, notes)
+        return outline(TUMBLING.forms if shape == "bucket" else (COPY,), why, notes)
     pane_ms = _hopping(w).pane_us / 1000
-    return Outline(tuple(f"panes of {pane_ms:g} ms + {how}" for how in panes.merges("sliding", setting)), why,
+    return outline(tuple(f"panes of {pane_ms:g} ms + {how}" for how in panes.merges("sliding", setting)), why,
                    pane_plan.outline_notes(setting))
 
 
-def outline_landmark(w: Window, setting: str) -> Outline:
+def outline_landmark(w: Window, setting: str) -> Execution:
     """How a landmark window's plan runs (see `landmark`)."""
     whole = holistic(w)
     if whole:
-        return Outline((COPY,), f"{', '.join(whole)} cannot merge panes in constant space",
+        return outline((COPY,), f"{', '.join(whole)} cannot merge panes in constant space",
                        ("cost grows with the number of windows per period",))
-    return Outline(tuple(f"hop panes + {how}" for how in panes.merges("cumulative", setting)),
+    return outline(tuple(f"hop panes + {how}" for how in panes.merges("cumulative", setting)),
                    "landmark windows are prefixes of their period", pane_plan.outline_notes(setting))
 
 
@@ -119,7 +121,7 @@ def hopping(ctx: Ctx) -> Planned:
     geo = _hopping(w)
     shape, why, notes = hopping_shape(w)
     if shape == "bucket":
-        return Planned(tumbling(ctx).output, TUMBLING.forms[0], why)
+        return planned(tumbling(ctx).output, TUMBLING.forms[0], why)
     start, end = _extent(geo)
     aggs = ctx.aggs(lambda: where_label(start.col, end.col, ctx.pipeline))
     keys = list(w.group_by)
@@ -128,11 +130,11 @@ def hopping(ctx: Ctx) -> Planned:
         ids = long_range(geo.first_window_ending_after(ts).col, geo.last_window_starting_by(ts).col)
         copied = ctx.rows.select("*", F.explode(ids).alias(PANE))
         grouped = panes.partials(copied, keys, exact(PANE), aggs, name=WINDOW_ID)
-        return Planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p")), COPY, why, notes)
+        return planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p")), COPY, why, notes)
     pane = geo.pane(exact(TS)).col
     choice = pane_plan.choose(ctx.rows, keys, pane, aggs)
     merged, how = panes.sliding_panes(ctx.rows, keys, pane, geo.panes, aggs, choice)
-    return Planned(assemble(merged, w, start, end, values=panes.finished(aggs)), f"panes of {geo.pane_us / 1000:g} ms + {how}", why,
+    return planned(assemble(merged, w, start, end, values=panes.finished(aggs)), f"panes of {geo.pane_us / 1000:g} ms + {how}", why,
                    (f"pane plan: {choice.why}",))
 
 
@@ -162,13 +164,13 @@ def landmark(ctx: Ctx) -> Planned:
         rows = ctx.rows.crossJoin(F.broadcast(ctx.rows.agg(_last_pane(h, lm).col.alias(last_col))))
     else:
         rows = ctx.rows.withColumn(last_col, period_last.col)
-    outline = outline_landmark(w, "auto")
+    expected = outline_landmark(w, "auto")
     if ctx.holistic:
         period_end = F.col(last_col) if period_last is None else sql(f"least({ident(last_col)}, {period_last.text})")
         copied = rows.select("*", F.explode(long_range(pane, period_end)).alias(PANE))
         grouped = panes.partials(copied, keys, exact(PANE), aggs, name=WINDOW_ID)
-        return Planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p")), COPY, outline.why, outline.notes)
+        return planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p")), COPY, expected.why, expected.notes)
     choice = pane_plan.choose(ctx.rows, keys, pane, aggs)
     merged, how = panes.cumulative_panes(rows, keys, pane, None if m is None else m // h, last_col, aggs, choice)
-    return Planned(assemble(merged, w, start, end, values=panes.finished(aggs)), f"hop panes + {how}", outline.why,
+    return planned(assemble(merged, w, start, end, values=panes.finished(aggs)), f"hop panes + {how}", expected.why,
                    (f"pane plan: {choice.why}",))

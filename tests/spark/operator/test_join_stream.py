@@ -26,7 +26,8 @@ from wid.kernels.operator.output import KIND, STATS
 from wid.semantics.stream_types import BatchResult, Emission, LateRow, MicroBatch
 from wid.semantics.timeunits import datetime_to_us
 from wid.semantics.window_join_stream import run_join_stream
-from wid.spark.compile import compile_join, join_result
+from wid.spark.api import join_result
+from wid.spark.compile import compile_join
 from wid.spark.operator.join_query import fired_rows
 from wid.spec import Aggregation
 from wid.spec.join import SYSTEM_TIME, ColumnMetric, WindowJoin

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from wid.spark.stage import Ctx, Outline, Planned
+from wid.spark.execution import Execution, Planned
+from wid.spark.plan_context import Ctx
 from wid.spec.window import Window
 
 US = 1000
@@ -27,7 +28,7 @@ class KindPlan:
         """The batch plan over `ctx`'s good rows."""
         raise NotImplementedError
 
-    def outline(self, w: Window, setting: str) -> Outline:
+    def outline(self, w: Window, setting: str) -> Execution:
         """How `plan` will run, from the spec alone, under ``spark.wid.paneMerge`` = `setting`."""
         raise NotImplementedError
 

@@ -8,8 +8,9 @@ from typing import Any
 
 from wid.kernels.operator.layout import LandmarkShape
 from wid.spark import time_windows
+from wid.spark.execution import Execution, Planned
 from wid.spark.kinds.base import US, KindPlan, late_ms
-from wid.spark.stage import Ctx, Outline, Planned
+from wid.spark.plan_context import Ctx
 from wid.spec.window import Window
 
 
@@ -19,7 +20,7 @@ class LandmarkPlan(KindPlan):
     def plan(self, ctx: Ctx) -> Planned:
         return time_windows.landmark(ctx)
 
-    def outline(self, w: Window, setting: str) -> Outline:
+    def outline(self, w: Window, setting: str) -> Execution:
         return time_windows.outline_landmark(w, setting)
 
     def operator_fields(self, w: Window, columns: Sequence[str], unordered: Sequence[str]) -> dict[str, Any]:

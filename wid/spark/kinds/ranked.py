@@ -10,9 +10,10 @@ from typing import Any
 from wid.kernels.operator.layout import CountShape, RollingShape
 from wid.kernels.tables import TS
 from wid.spark import count_windows, rolling
+from wid.spark.execution import Execution, Planned
 from wid.spark.kinds.base import US, KindPlan
 from wid.spark.operator.extent_plan import ranking
-from wid.spark.stage import Ctx, Outline, Planned
+from wid.spark.plan_context import Ctx
 from wid.spec.window import Window
 
 
@@ -22,7 +23,7 @@ class CountPlan(KindPlan):
     def plan(self, ctx: Ctx) -> Planned:
         return count_windows.count_windows(ctx)
 
-    def outline(self, w: Window, setting: str) -> Outline:
+    def outline(self, w: Window, setting: str) -> Execution:
         return count_windows.outline_count(w, setting)
 
     def operator_fields(self, w: Window, columns: Sequence[str], unordered: Sequence[str]) -> dict[str, Any]:
@@ -46,7 +47,7 @@ class RollingPlan(KindPlan):
     def plan(self, ctx: Ctx) -> Planned:
         return rolling.rolling(ctx)
 
-    def outline(self, w: Window, setting: str) -> Outline:
+    def outline(self, w: Window, setting: str) -> Execution:
         return rolling.outline_rolling(w, setting)
 
     def operator_fields(self, w: Window, columns: Sequence[str], unordered: Sequence[str]) -> dict[str, Any]:

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from wid.spark import session_windows
+from wid.spark.execution import Execution, Planned
 from wid.spark.kinds.base import US, KindPlan
-from wid.spark.stage import Ctx, Outline, Planned
+from wid.spark.plan_context import Ctx
 from wid.spec.window import Window
 
 
@@ -18,7 +19,7 @@ class SessionPlan(KindPlan):
     def plan(self, ctx: Ctx) -> Planned:
         return session_windows.sessions(ctx)
 
-    def outline(self, w: Window, setting: str) -> Outline:
+    def outline(self, w: Window, setting: str) -> Execution:
         return session_windows.outline_sessions(w, setting)
 
     def operator_fields(self, w: Window, columns: Sequence[str], unordered: Sequence[str]) -> dict[str, Any]:

@@ -9,8 +9,9 @@ from typing import Any
 
 from wid.semantics.windowing import Hopping
 from wid.spark import time_windows
+from wid.spark.execution import Execution, Planned
 from wid.spark.kinds.base import US, KindPlan, late_ms
-from wid.spark.stage import Ctx, Outline, Planned
+from wid.spark.plan_context import Ctx
 from wid.spec.window import Window
 
 
@@ -36,7 +37,7 @@ class TumblingPlan(TimeWindowsPlan):
     def plan(self, ctx: Ctx) -> Planned:
         return time_windows.tumbling(ctx)
 
-    def outline(self, w: Window, setting: str) -> Outline:
+    def outline(self, w: Window, setting: str) -> Execution:
         return time_windows.TUMBLING
 
 
@@ -46,7 +47,7 @@ class HoppingPlan(TimeWindowsPlan):
     def plan(self, ctx: Ctx) -> Planned:
         return time_windows.hopping(ctx)
 
-    def outline(self, w: Window, setting: str) -> Outline:
+    def outline(self, w: Window, setting: str) -> Execution:
         return time_windows.outline_hopping(w, setting)
 
 

@@ -28,6 +28,7 @@ from wid.kernels.operator.join_engine import FIRED
 from wid.kernels.operator.output import KIND, LATE_ROW, STATS, WINDOW_ROW
 from wid.kernels.tables import FILE, PTIME, PUNCT, ROW_JSON, SRC
 from wid.spark.columns import PREFIX, REASON, TS
+from wid.spark.join import null_fill
 from wid.spark.operator.join_layout import (
     LEFT_ORIGINAL,
     RIGHT_ORIGINAL,
@@ -43,7 +44,6 @@ from wid.spark.operator.query import (
 )
 from wid.spark.prepare import row_json
 from wid.spark.source_files import source_file
-from wid.spark.stage import null_fill
 from wid.spec.aggregation import Aggregation
 from wid.spec.join import SYSTEM_TIME, WindowJoin
 

@@ -46,6 +46,7 @@ from wid.spark.kinds import plan_of
 from wid.spark.operator import processor as processor_module
 from wid.spark.operator.extent_plan import check_stream, unordered
 from wid.spark.operator.processor import WidProcessor
+from wid.spark.output import assemble
 from wid.spark.prepare import (
     event_time,
     numeric_casts,
@@ -57,7 +58,6 @@ from wid.spark.prepare import (
 )
 from wid.spark.shipping import ship
 from wid.spark.source_files import source_file
-from wid.spark.stage import assemble
 from wid.spec.pipeline import KAFKA_PARTITION, KAFKA_TOPIC
 from wid.spec.window import FINAL_COLUMN, Window
 
