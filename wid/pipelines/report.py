@@ -9,7 +9,6 @@ counts those that joined).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable
 from contextlib import closing
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from wid.io.paths import resolve
+from wid.spark.operator.rows import shard_counts
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
 
 
@@ -64,21 +64,15 @@ class BatchTally:
 def tally(batch_id: int, stats: Iterable[str], rejected: int = 0, duration_ms: int = 0,
           windows: int = 0) -> BatchTally:
     """The `BatchTally` of one micro-batch from the WID operator's shards'
-    JSON counts (their rows rejected as bad input included), plus `rejected`
-    rows counted apart, and the `windows` it emitted."""
-    docs = [json.loads(s) for s in stats]
-    rejected += sum(d.get("rejected", 0) for d in docs)
-    total = {k: sum(d[k] for d in docs) for k in ("rows", "aggregated", "late_dropped", "late_dlq",
-                                                  "windows_active", "state_groups")}
-    marks = [d["watermark_us"] for d in docs if d["watermark_us"] is not None]
-    sources: dict[str, int | None] = {}
-    for d in docs:
-        sources.update({k: None if v is None else v // 1000 for k, v in d["sources"].items()})
-    return BatchTally(batch_id, rejected + total["rows"], total["rows"], total["late_dropped"] + total["late_dlq"],
-                      total["aggregated"], max(marks) // 1000 if marks else 0, duration_ms,
-                      rows_late_dlq=total["late_dlq"], windows_active=total["windows_active"],
-                      state_groups=total["state_groups"], source_watermarks_ms=tuple(sorted(sources.items())),
-                      windows_written=windows)
+    JSON counts (their rows rejected as bad input included;
+    `wid.spark.operator.rows.shard_counts`), plus `rejected` rows counted
+    apart, and the `windows` it emitted."""
+    c = shard_counts(stats)
+    sources = {k: None if v is None else v // 1000 for k, v in c.sources_us.items()}
+    return BatchTally(batch_id, rejected + c.rejected + c.rows, c.rows, c.late_dropped + c.late_dlq, c.aggregated,
+                      c.watermark_us // 1000 if c.watermark_us is not None else 0, duration_ms,
+                      rows_late_dlq=c.late_dlq, windows_active=c.windows_active, state_groups=c.state_groups,
+                      source_watermarks_ms=tuple(sorted(sources.items())), windows_written=windows)
 
 
 @dataclass
