@@ -171,3 +171,43 @@ def test_nothing_in_wid_reaches_for_the_driver_s_jvm() -> None:
             found[module] = names
     assert found == {}
     assert offenders(list(MODULES), ("py4j",)) == {}
+
+
+WINDOW_KINDS = {"tumbling", "hopping", "session", "count", "rolling", "landmark"}
+
+
+def _kind_names(node: ast.AST, named: set[str]) -> bool:
+    """Whether `node` is a window kind's name, a collection of them, or a
+    module-level name bound to such a collection."""
+    if isinstance(node, ast.Constant):
+        return node.value in WINDOW_KINDS
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return bool(node.elts) and all(_kind_names(e, named) for e in node.elts)
+    return isinstance(node, ast.Name) and node.id in named
+
+
+def kind_tests(path: Path) -> list[str]:
+    """The tests of a window kind's name in `path`: comparisons (``==``,
+    ``!=``, ``in``) of an expression naming a kind (``w.kind``,
+    ``spec.kind``) with kind names, and ``match`` cases on them."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    named = {t.id for n in tree.body if isinstance(n, ast.Assign) and _kind_names(n.value, set())
+             for t in n.targets if isinstance(t, ast.Name)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            names = [s for s in sides if _kind_names(s, named)]
+            if names and any("kind" in ast.unparse(s) for s in sides if s not in names):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+        elif isinstance(node, ast.Match) and "kind" in ast.unparse(node.subject):
+            found += [f"{path.relative_to(ROOT)}:{c.pattern.lineno}" for c in node.cases
+                      if isinstance(c.pattern, ast.MatchValue) and _kind_names(c.pattern.value, named)]
+    return found
+
+
+def test_a_window_kind_is_a_type_not_a_name_the_house_branches_on() -> None:
+    # each kind is declared once per layer, its parts looked up by name in one registry per layer
+    # (docs/architecture.md#window-kinds): a kind's name is tested in a few places at most
+    found = [t for path in MODULES.values() for t in kind_tests(path)]
+    assert len(found) <= 12 and len({t.split(":")[0] for t in found}) <= 4, found
