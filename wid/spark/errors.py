@@ -29,6 +29,7 @@ from wid.errors import (
 # error holds (`wid.spark.group_cap.enforce_group_cap`)
 _CAP = re.compile(r"((?:window state|distinct-value) cap hit: (?:(?!%s).)*?)(?:\s+SQLSTATE.*)?$", re.M)
 _SHARDS = re.compile(r"(this checkpoint's state was written with \d+ shards.*?)(?:\s+SQLSTATE.*)?$", re.M)
+_LAYOUT = re.compile(r"(this checkpoint's state was written in layout \d+ of wid's operator.*?)(?:\s+SQLSTATE.*)?$", re.M)
 _SINK = re.compile(r"(sink (?:error|unavailable): .*?)(?:\s+SQLSTATE.*)?$", re.M)
 _QUERY = "\n=== Streaming Query ==="  # a stream's description and plan follow
 _TRACEBACK = re.compile(r"^.*Traceback \(most recent call last\):\n(?:[ \t].*\n)*(\S.*)$", re.M)
@@ -89,6 +90,9 @@ def translate(exc: BaseException, sql_field: str | None = None) -> WidError | No
     shards = _SHARDS.search(message)
     if shards:
         return ConfigError("spark.wid.operator.shards", shards.group(1).strip())
+    layout = _LAYOUT.search(message)
+    if layout:
+        return ConfigError("stream.checkpoint", layout.group(1).strip())
     sink = _SINK.search(message)  # raised in a stream's foreachBatch, wrapped by Spark
     if sink:
         unavailable = sink.group(1).startswith("sink unavailable:")

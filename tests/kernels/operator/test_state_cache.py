@@ -66,7 +66,20 @@ def test_the_next_micro_batch_reads_the_file_not_the_store(tmp_path: Path) -> No
     assert (cached.get("a"), cached.get("b"), cached.get_pane(7)) == (b"1", None, b"p7")
     assert store.asked == [TOKEN]  # the token only
     assert cached.get("never") is None and store.asked == [TOKEN, "never"]  # unlisted names ask the store
-    assert len(list(tmp_path.iterdir())) == 1  # each file replaces the previous one
+    names = [f.name for f in tmp_path.iterdir()]  # the manifest and a file per value held (a, pane 7): no pile-up
+    assert len(names) == 3 and sum(n.endswith(".blob") for n in names) == 2, names
+
+
+def test_a_micro_batch_writes_files_for_what_it_changed_alone(tmp_path: Path) -> None:
+    store = Counting()
+    batch(store, tmp_path, {f"v{i}": bytes([i]) * 1000 for i in range(50)}, {})
+    before = {f.name: f.stat().st_mtime_ns for f in tmp_path.iterdir() if f.name.endswith(".blob")}
+    batch(store, tmp_path, {"v3": b"changed"}, {})
+    after = {f.name for f in tmp_path.iterdir() if f.name.endswith(".blob")}
+    assert len(after) == 50 and len(after - set(before)) == 1  # one new file; the 49 others untouched
+    store.asked.clear()
+    cached = CachedStore(store, tmp_path)
+    assert [cached.get(f"v{i}") for i in (2, 3)] == [bytes([2]) * 1000, b"changed"] and store.asked == [TOKEN]
 
 
 def test_another_hosts_micro_batch_makes_the_file_stale(tmp_path: Path) -> None:

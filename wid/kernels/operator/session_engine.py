@@ -16,9 +16,20 @@ and the partial fields of its rows. Rows are never kept.
   and again when a reopened session takes a row; with ``emit =
   "on_update"`` a touched open session emits its partial value.
 - **evict**: a session goes once ``C > end + A``.
+
+A micro-batch in which no session can close or go (every session held,
+and every new one, ends at or after the highest closing point after it),
+with ``emit = "on_close"`` and no reopen, has nothing to emit: it writes its
+rows as an increment (`wid.kernels.operator.increments`: its sessions among
+themselves), read back and merged with the shard's sessions when one can
+close. Each increment keeps its least session end; a session's end is at
+least that of every part merged into it, so the least end over the base
+and the increments tells whether any session can close.
 """
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pandas as pd
@@ -33,12 +44,14 @@ from wid.kernels.fields import (
     fields_of,
     finish_all,
 )
+from wid.kernels.operator.increments import Entry, increment_name
 from wid.kernels.operator.layout import OperatorSpec
 from wid.kernels.operator.shard import Closing, Store
 from wid.kernels.tables import NONE, TS, concat, from_bytes, group_ids, ints, state_bytes
 from wid.kernels.vector_aggregates import CapError
 
 SHOWN, TOUCHED = "_wid_shown", "_wid_touched"
+BASE, INDEX, INCREMENT = "sessions", "sessions_index", "sessions."  # the sessions' table, its `Entry`, its increments
 
 
 class SessionEngine:
@@ -46,9 +59,13 @@ class SessionEngine:
 
     def __init__(self, spec: OperatorSpec, store: Store) -> None:
         self.spec, self.store = spec, store
-        blob = store.get("sessions")
-        self.table: pa.Table | None = None if blob is None else from_bytes(blob)
+        raw = store.get(INDEX)
+        # before increments, the sessions' table alone: an entry without increments, its rows unknown (1 stands)
+        self.entry = Entry.loads(raw and json.loads(raw)) if raw else Entry(rows=int(store.get(BASE) is not None))
+        self.table: pa.Table | None = None  # every session, merged, once read
+        self.new: pa.Table | None = None  # this micro-batch's sessions among its own rows
         self.retracted: pa.Table | None = None
+        self.appended = False  # the micro-batch wrote its sessions as an increment
 
     def _gaps(self, rows: pa.Table) -> np.ndarray:
         if self.spec.gap_column is not None:
@@ -60,9 +77,9 @@ class SessionEngine:
 
     # -- add -------------------------------------------------------------------
     def add(self, rows: pa.Table, before: np.ndarray) -> None:
+        """Keep this micro-batch's rows as sessions among themselves (merged
+        with the held ones by `_held`, when they are read)."""
         if rows.num_rows == 0:
-            if self.table is not None:
-                self.table = self._flag(self.table, touched=False)
             return
         keys = list(self.spec.group_by)
         ts = ints(rows, TS)
@@ -71,9 +88,36 @@ class SessionEngine:
         for i, agg in enumerate(self.spec.aggs):
             for k, v in agg.rows(rows, rows.column(TS).combine_chunks()).items():
                 new = new.append_column(field(i, k), v)
-        new = self._flag(new, touched=True)
-        held = None if self.table is None else self._flag(self.table, touched=False)
-        self.table = self._sessionize(new if held is None else concat([held, new]))
+        self.new = self._sessionize(self._flag(new, touched=True))
+
+    def _held(self) -> pa.Table | None:
+        """Every session: the stored base and increments (untouched) and this
+        micro-batch's (touched), merged; read once."""
+        if self.table is None:
+            blobs = ([self.store.get(BASE)] if self.entry.rows or self.entry.figure is None else []) + [
+                self.store.get(increment_name(INCREMENT, "", i[0])) for i in self.entry.increments]
+            parts = [self._flag(from_bytes(b), touched=False) for b in blobs if b is not None]
+            parts += [] if self.new is None else [self.new]
+            joined = concat(parts) if parts else None
+            self.table = self._sessionize(joined) if joined is not None and joined.num_rows else joined
+        return self.table
+
+    def _quiet(self, after: Closing) -> bool:
+        """Whether no session can close or go after this micro-batch, and
+        none needs emitting: on close, no reopen, every part (held, and new)
+        ending at or after the highest closing point, the rows held within
+        the cap. A base without its least end (written before increments)
+        is not known to be quiet."""
+        if self.spec.on_update or self.spec.reopen or self.table is not None or (
+                self.entry.rows and self.entry.figure is None):
+            return False
+        adding = 0 if self.new is None else self.new.num_rows
+        cap = self.spec.max_groups
+        if adding and ((cap is not None and self.entry.held + adding > cap) or self.entry.compacts(adding)):
+            return False
+        ends = self.entry.figures() + ([] if self.new is None else [int(ints(self.new, END).min())])
+        top = after.highest
+        return top is None or not ends or min(ends) >= top
 
     @staticmethod
     def _flag(table: pa.Table, touched: bool) -> pa.Table:
@@ -117,9 +161,12 @@ class SessionEngine:
 
     # -- emit and evict ------------------------------------------------------------
     def emit(self, before: Closing, after: Closing) -> tuple[pa.Table | None, pa.Table | None]:
-        if self.table is None or self.table.num_rows == 0:
+        if self._quiet(after):
+            self.appended = True
+            return None, None
+        held = self._held()
+        if held is None or held.num_rows == 0:
             return None, self.retracted
-        held = self.table
         end = ints(held, END)
         closed = end < after.of(held, self.spec.scope)
         was_closed = end < before.of(held, self.spec.scope)
@@ -136,17 +183,31 @@ class SessionEngine:
         return pa.table(cols), self.retracted
 
     def evict(self, after: Closing) -> None:
-        if self.table is not None:
+        if self.appended:  # nothing closes: this micro-batch's sessions (if any) are an increment
+            if self.new is not None:
+                seq = self.entry.add_increment(self.new.num_rows, int(ints(self.new, END).min()))
+                self.store.put(increment_name(INCREMENT, "", seq), state_bytes(self.new))
+        elif self.table is not None:
             keep = after.of(self.table, self.spec.scope) <= ints(self.table, END) + self.spec.allowed_us
             self.table = self.table.filter(pa.array(keep))
             cap = self.spec.max_groups
             if cap is not None and self.table.num_rows > cap:
                 raise CapError(cap_message(self.spec, int(ints(self.table, START).min()),
                                            int(ints(self.table, END).max())))
-            self.store.put("sessions", state_bytes(self.table))
+            self._replace(self.table)
+        self.store.put(INDEX, json.dumps(self.entry.dumps()).encode())
+
+    def _replace(self, table: pa.Table) -> None:
+        """`table` (every session, merged) replaces the base and increments."""
+        for i in self.entry.increments:
+            self.store.delete(increment_name(INCREMENT, "", i[0]))
+        low = int(ints(table, END).min()) if table.num_rows else None
+        self.entry = Entry(rows=table.num_rows, next_seq=self.entry.next_seq, figure=low)
+        self.store.put(BASE, state_bytes(table))
 
     def held(self) -> tuple[int, int]:
-        rows = 0 if self.table is None else self.table.num_rows
+        """(sessions held, rows held: sessions in the base and increments)."""
+        rows = self.table.num_rows if self.table is not None else self.entry.held
         return rows, rows
 
 

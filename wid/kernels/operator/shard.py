@@ -91,16 +91,24 @@ class MemoryStore:
         self.panes.pop(pane, None)
 
 
+# The layout of the operator's state: 1 (no number written), whole tables per entry; 2, a base and increments
+# (`wid.kernels.operator.increments`), which reads layout 1's entries as bases without increments.
+LAYOUT = 2
+
+
 @dataclass
 class Meta:
-    """A shard's watermarks and the shard count its state was written with."""
+    """A shard's watermarks, the shard count its state was written with,
+    and the layout of that state (`LAYOUT`)."""
 
     marks: Watermarks = field(default_factory=Watermarks)
     shards: int | None = None
+    layout: int = LAYOUT
 
     def dumps(self) -> bytes:
         sources = {k: [c.watermark_us, c.last_arrival_ms] for k, c in self.marks.sources.items()}
-        return json.dumps({"global": self.marks.global_us, "sources": sources, "shards": self.shards}).encode()
+        return json.dumps({"global": self.marks.global_us, "sources": sources, "shards": self.shards,
+                           "layout": LAYOUT}).encode()
 
     @staticmethod
     def loads(blob: bytes | None) -> Meta:
@@ -108,7 +116,7 @@ class Meta:
             return Meta()
         doc = json.loads(blob)
         clocks = {k: SourceClock(v[0], v[1]) for k, v in doc["sources"].items()}
-        return Meta(Watermarks(clocks, doc["global"]), doc["shards"])
+        return Meta(Watermarks(clocks, doc["global"]), doc["shards"], doc.get("layout", 1))
 
 
 @dataclass(frozen=True)
@@ -193,8 +201,13 @@ def keyed_after(keyed: pa.Table | None, punctuations: pa.Table, scope: tuple[str
 
 def load_meta(store: Store, shards: int) -> Meta:
     """The shard's `Meta`. Raises RuntimeError when its state was written
-    with another shard count (the layout of every engine's state)."""
+    with another shard count (the layout of every engine's state), or in a
+    newer layout than this wid reads (`LAYOUT`)."""
     meta = Meta.loads(store.get("meta"))
+    if meta.layout > LAYOUT:
+        raise RuntimeError(f"this checkpoint's state was written in layout {meta.layout} of wid's operator, newer "
+                           f"than this wid's ({LAYOUT}): run it with the wid that wrote it, or start from a new "
+                           "checkpoint")
     if meta.shards is not None and meta.shards != shards:
         raise RuntimeError(f"this checkpoint's state was written with {meta.shards} shards, not {shards}: "
                            "set spark.wid.operator.shards back to it, or start from a new checkpoint")
@@ -266,5 +279,5 @@ def late_rows(late_data: str, late: pa.Table, reason: str | pa.Array = LATE_REAS
     return late.select(cols).append_column(REASON, why)
 
 
-__all__ = ["Closing", "Emitted", "Engine", "LATE_REASON", "MemoryStore", "Meta", "ShardOutput", "Store", "keyed_after",
+__all__ = ["LAYOUT", "Closing", "Emitted", "Engine", "LATE_REASON", "MemoryStore", "Meta", "ShardOutput", "Store", "keyed_after",
            "late_rows", "load_keyed", "load_meta", "run_batch", "split_rejected", "tables"]

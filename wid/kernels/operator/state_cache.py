@@ -8,18 +8,21 @@ shards, every micro-batch), whatever Python does
 with it. The state store stays the only truth (it is what checkpoints and
 restarts read); this cache only saves the trip back:
 
-- At the end of a micro-batch the shard writes every value it read,
-  wrote or deleted, and those the previous file held that it did not touch
-  (they are unchanged), to one Arrow IPC file named by a fresh random token,
-  then puts the token into the state store (`TOKEN`) with the rest of the
-  state, in the same commit.
+- At the end of a micro-batch the shard writes each value it wrote, or
+  read from the state store, to a file of its own, and a manifest, named by
+  a fresh random token, of every value it knows: those, those it deleted,
+  and those the previous manifest listed that it did not touch (unchanged:
+  their files are kept). It then puts the token into the state store
+  (`TOKEN`) with the rest of the state, in the same commit. So a
+  micro-batch writes files for what it changed, not for the state held.
 - At the start of the next one it reads the token from the state store.
-  If the file of that token is on this host, it holds exactly the values
-  the committed state holds under those names (a token is written once,
-  with the state it describes, and never reused); names the file does not
-  list are read from the state store. A retried or speculative task, a
-  restart from an older checkpoint or a shard moved to another host finds
-  another token or no file, and reads the state store as before.
+  If the manifest of that token is on this host, its files hold exactly the
+  values the committed state holds under those names (a token is written
+  once, with the state it describes, and never reused; a value's file is
+  never rewritten); names the manifest does not list, and files gone, are
+  read from the state store. A retried or speculative task, a restart from
+  an older checkpoint or a shard moved to another host finds another token
+  or no manifest, and reads the state store as before.
 
 The files live in a directory of the operator plan (a fresh id for each
 compiled plan) under the Spark application's directory on the executor
@@ -48,7 +51,7 @@ from wid.kernels.operator.shard import Store
 
 TOKEN = "_wid_cache_token"  # the name of the token in the state store
 CACHE_DIR = "wid-state-cache"
-SCHEMA = pa.schema([("key", pa.string()), ("blob", pa.binary())])  # blob NULL: deleted
+SCHEMA = pa.schema([("key", pa.string()), ("file", pa.string())])  # a manifest: key -> its file (NULL: deleted)
 
 
 def cache_root(work_dir: str | None, cache_id: str) -> Path | None:
@@ -94,33 +97,45 @@ def uncached(store: Store) -> Store:
 
 class CachedStore:
     """A `wid.kernels.operator.shard.Store` over `inner` (the state store)
-    that reads what the previous micro-batch left from the host-local file
-    of the token `inner` holds, if there is one under `root`. Call
+    that reads what the previous micro-batch left from the host-local files
+    of the token `inner` holds, if they are here under `root`. Call
     `finish` once the micro-batch's state is written."""
 
     def __init__(self, inner: Store, root: Path) -> None:
         self.inner, self.root = inner, root
         token = inner.get(TOKEN)
         self.old = token.decode() if token else None
-        self.known = self._load(self.old) if self.old else {}
+        self.known = self._manifest(self.old) if self.old else {}  # key -> its file (None: deleted)
         self.seen: dict[str, bytes | None] = {}
+        self.changed: set[str] = set()  # keys written or deleted, or read from the state store
 
-    def _load(self, token: str) -> dict[str, bytes | None]:
+    def _manifest(self, token: str) -> dict[str, str | None]:
         try:
             with pa.memory_map(str(self.root / token)) as source:
                 table = pa.ipc.open_file(source).read_all()
         except (OSError, pa.ArrowInvalid):
             return {}  # not on this host (or unreadable): the state store answers
-        return dict(zip(table.column("key").to_pylist(), table.column("blob").to_pylist(), strict=True))
+        return dict(zip(table.column("key").to_pylist(), table.column("file").to_pylist(), strict=True))
 
     def _get(self, key: str, read: Callable[[], bytes | None]) -> bytes | None:
         if key not in self.seen:
-            self.seen[key] = self.known[key] if key in self.known else read()
+            blob: bytes | None = None
+            file = self.known.get(key, "")
+            if key in self.known and file is not None:
+                try:
+                    blob = (self.root / file).read_bytes()
+                except OSError:
+                    file = ""  # gone: the state store answers
+            if key not in self.known or file == "":
+                blob = read()
+                self.changed.add(key)
+            self.seen[key] = blob
         return self.seen[key]
 
     def _set(self, key: str, blob: bytes | None, write: Callable[[], None]) -> None:
         write()
         self.seen[key] = blob
+        self.changed.add(key)
 
     def get(self, name: str) -> bytes | None:
         return self._get(f"v{name}", lambda: self.inner.get(name))
@@ -141,25 +156,42 @@ class CachedStore:
         self._set(f"p{pane}", None, lambda: self.inner.delete_pane(pane))
 
     def finish(self) -> None:
-        """Write this micro-batch's values under a new token, put the token
-        into the state store, and remove the previous token's file. The
-        token changes even when the file cannot be written (a full disk):
-        the old file no longer describes the state."""
+        """Write this micro-batch's changed values to files of their own and
+        the manifest under a new token, put the token into the state store,
+        and remove the previous manifest and the files no longer listed. The
+        token changes even when the files cannot be written (a full disk):
+        the old manifest no longer describes the state."""
         token = uuid.uuid4().hex
+        listed = dict(self.known)
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            part = self.root / f"{token}.part"
-            values = {k: v for k, v in self.known.items() if v is not None} | self.seen
-            table = pa.table([list(values), list(values.values())], schema=SCHEMA)
-            with pa.OSFile(str(part), "wb") as sink, pa.ipc.new_file(sink, SCHEMA) as writer:
-                writer.write_table(table)
-            os.replace(part, self.root / token)  # readers see a whole file or none
+            for key in self.changed:
+                blob = self.seen[key]
+                listed[key] = None if blob is None else self._write(blob)
+            self._write_manifest(token, listed)
         except OSError:
-            pass
+            listed = {}
         self.inner.put(TOKEN, token.encode())
-        if self.old:
+        kept = {f for f in listed.values() if f is not None}
+        stale = [f for f in self.known.values() if f is not None and f not in kept]
+        for name in [*([self.old] if self.old else []), *stale]:
             with contextlib.suppress(OSError):
-                (self.root / self.old).unlink(missing_ok=True)
+                (self.root / name).unlink(missing_ok=True)
+
+    def _write(self, blob: bytes) -> str:
+        """A new file holding `blob`; returns its name."""
+        name = f"{uuid.uuid4().hex}.blob"
+        part = self.root / f"{name}.part"
+        part.write_bytes(blob)
+        os.replace(part, self.root / name)  # readers see a whole file or none
+        return name
+
+    def _write_manifest(self, token: str, listed: dict[str, str | None]) -> None:
+        part = self.root / f"{token}.part"
+        table = pa.table([list(listed), list(listed.values())], schema=SCHEMA)
+        with pa.OSFile(str(part), "wb") as sink, pa.ipc.new_file(sink, SCHEMA) as writer:
+            writer.write_table(table)
+        os.replace(part, self.root / token)
 
 
 __all__ = ["CACHE_DIR", "TOKEN", "CachedStore", "cache_root", "drop", "dropping", "uncached"]

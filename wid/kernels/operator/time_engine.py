@@ -28,7 +28,11 @@ Pane tables reach the state store once, at the end of the micro-batch
 a micro-batch spanning many panes (a day of 1-minute panes in one
 available-now batch) would otherwise put every pane it fills and then
 delete most of them again; a pane that opens and closes within the
-micro-batch never reaches the store.
+micro-batch never reaches the store. A pane that already holds a table
+takes a micro-batch's rows as an increment (`wid.kernels.operator.increments`),
+read back merged with its table only when a window over it emits (or a
+reopened or updated window it holds is touched): so a micro-batch that
+touches a few of a pane's groups writes those, not the pane.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ import numpy as np
 import pyarrow as pa
 
 from wid.kernels.fields import END, FINAL, START, cap_message, field, fields_of, finish_all
+from wid.kernels.operator.increments import Entry, increment_name
 from wid.kernels.operator.layout import OperatorSpec
 from wid.kernels.operator.shard import Closing, Emitted, Store
 from wid.kernels.pane_merge import WINDOW_ID as MERGED_WINDOW_ID
@@ -57,6 +62,7 @@ from wid.kernels.tables import (
 from wid.kernels.vector_aggregates import CapError
 
 WMIN = "_wid_wmin"
+INCREMENT = "pane"  # a pane's increments are named pane<id>.<seq> (`increments.increment_name`)
 EMIT_WINDOWS = 1 << 20  # windows one chunk of a micro-batch's emission makes (about 100 MB with five aggregates)
 
 
@@ -87,10 +93,13 @@ class TimeEngine:
         assert spec.geometry is not None
         self.spec, self.store, self.g = spec, store, spec.geometry
         raw = store.get("panes")
-        self.index: dict[int, int] = {} if raw is None else {int(k): v for k, v in json.loads(raw).items()}
-        self.cache: dict[int, pa.Table] = {}
-        self.stored = set(self.index)  # panes the store holds
-        self.dirty: set[int] = set()   # panes changed in this micro-batch, not yet written
+        self.index: dict[int, Entry] = {} if raw is None else {
+            int(k): Entry.loads(v) for k, v in json.loads(raw).items()}
+        self.cache: dict[int, pa.Table] = {}  # panes read (merged) in this micro-batch
+        self.dirty: set[int] = set()   # panes whose merged table replaces their base, not yet written
+        self.fresh: dict[int, pa.Table] = {}  # this micro-batch's rows of panes that take them as an increment
+        self.spent: list[str] = []  # increments a new base replaces, to delete
+        self.stored = {p for p, e in self.index.items() if e.rows}  # panes whose base the store holds
         self.touched: pa.Table | None = None
 
     # -- geometry, vectorised (`wid.semantics.windowing.Hopping`) ------------------
@@ -154,17 +163,38 @@ class TimeEngine:
             self._merge_pane(int(panes[lo]), partial.slice(lo, hi - lo).drop_columns([PANE]))
 
     def _load(self, pane: int) -> pa.Table | None:
+        """Pane `pane`'s table: its base, its increments and this
+        micro-batch's rows for it, merged (None: the pane holds nothing)."""
         if pane not in self.cache:
-            blob = self.store.get_pane(pane) if pane in self.index else None
-            if blob is None:
+            entry = self.index.get(pane)
+            if entry is None:
                 return None
-            self.cache[pane] = from_bytes(blob)
+            parts = [from_bytes(blob) for blob in self._stored_parts(pane, entry) if blob is not None]
+            if pane in self.fresh:
+                parts.append(self.fresh[pane])
+            if not parts:
+                return None
+            self.cache[pane] = parts[0] if len(parts) == 1 else self._merge(concat(parts))
         return self.cache[pane]
 
+    def _stored_parts(self, pane: int, entry: Entry) -> list[bytes | None]:
+        base = [self.store.get_pane(pane)] if entry.rows else []
+        return base + [self.store.get(increment_name(INCREMENT, pane, i[0])) for i in entry.increments]
+
     def _merge_pane(self, pane: int, new: pa.Table) -> None:
+        """Add `new` (partials of this micro-batch's rows in `pane`) to the
+        pane: as an increment when the pane keeps one (no read), else merged
+        into its table, the group cap checked on the merged table (an
+        increment needs it only when the rows the pane holds could pass the
+        cap)."""
+        entry = self.index.get(pane)
+        cap = self.spec.max_groups
+        could_pass = cap is not None and (0 if entry is None else entry.held) + new.num_rows > cap
+        if entry is not None and pane not in self.cache and not could_pass and not entry.compacts(new.num_rows):
+            self.fresh[pane] = new
+            return
         old = self._load(pane)
         table = new if old is None else self._merge(concat([old, new]))
-        cap = self.spec.max_groups
         if cap is not None and table.num_rows > cap:
             g = self.g
             first, last = g.first_window(pane), g.last_window(pane)
@@ -182,16 +212,28 @@ class TimeEngine:
         return out
 
     def _save(self, pane: int, table: pa.Table) -> None:
+        """`table` (merged) replaces pane `pane`'s base and increments."""
+        old = self.index.get(pane, Entry())
+        self.spent += [increment_name(INCREMENT, pane, i[0]) for i in old.increments]
+        self.fresh.pop(pane, None)
         self.cache[pane] = table
-        self.index[pane] = table.num_rows
+        self.index[pane] = Entry(rows=table.num_rows, next_seq=old.next_seq)
         self.dirty.add(pane)
 
     def _flush(self) -> None:
-        """Write the panes this micro-batch changed and kept."""
+        """Write the panes this micro-batch changed and kept: a new base, or
+        an increment; delete the increments a new base replaced."""
         for pane in sorted(self.dirty):
             self.store.put_pane(pane, state_bytes(self.cache[pane]))
         self.stored |= self.dirty
+        for pane, table in sorted(self.fresh.items()):
+            seq = self.index[pane].add_increment(table.num_rows)
+            self.store.put(increment_name(INCREMENT, pane, seq), state_bytes(table))
+        for name in self.spent:
+            self.store.delete(name)
         self.dirty.clear()
+        self.fresh.clear()
+        self.spent.clear()
 
     # -- emit --------------------------------------------------------------------
     def _pane_range(self, before: Closing, after: Closing) -> tuple[int, int] | None:
@@ -367,7 +409,7 @@ class TimeEngine:
             for p in done:
                 self._evict_pane(p, after, budget)
         self._flush()
-        self.store.put("panes", json.dumps(self.index).encode())
+        self.store.put("panes", json.dumps({p: e.dumps() for p, e in self.index.items()}).encode())
 
     def _evict_pane(self, pane: int, after: Closing, budget: int) -> None:
         limit = self.g.end(self.g.last_window(pane)) + budget
@@ -379,15 +421,19 @@ class TimeEngine:
         if keep is not None and keep.num_rows:
             self._save(pane, keep)
             return
-        self.index.pop(pane, None)
+        entry = self.index.pop(pane)
         self.cache.pop(pane, None)
+        self.fresh.pop(pane, None)
         self.dirty.discard(pane)
         if pane in self.stored:
             self.store.delete_pane(pane)
             self.stored.discard(pane)
+        self.spent += [increment_name(INCREMENT, pane, i[0]) for i in entry.increments]
 
     def held(self) -> tuple[int, int]:
-        return len(self.index), sum(self.index.values())
+        """(panes held, rows held: a group's partials in a pane's base or increments)."""
+        return len(self.index), sum(e.held + (self.fresh[p].num_rows if p in self.fresh else 0)
+                                    for p, e in self.index.items())
 
 
 __all__ = ["TimeEngine", "key_runs"]

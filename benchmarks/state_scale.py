@@ -1,0 +1,189 @@
+"""State at scale: what a steady micro-batch costs, and what it adds to the
+checkpoint, as the state held grows (issue: streams at Spark's own cost).
+
+    python -m benchmarks.state_scale --kind tumbling --keys 1000000 --engine wid [--rows 50000] [--files 8]
+    python -m benchmarks run --only state          (the grid: 10k, 1M, 10M keys; tumbling, hopping 60/1, session)
+
+Data: file 0 opens `keys` keys (one row each); each later file holds
+`rows` rows of random keys, event time moving one minute a file, so every
+window of the 1-day tumbling and session windows stays open and the state
+holds every key. Count and sum of v per key and window. One Parquet file a
+micro-batch (``maxFilesPerTrigger = 1``), available-now, both engines on
+Spark's RocksDB state store with changelog checkpointing, 2 shuffle
+partitions.
+
+- ``wid``: `wid.window_result` on the stream (the WID operator);
+- ``spark``: ``withWatermark`` + ``groupBy(k, window(ts, ...))`` in update
+  mode (tumbling, hopping), ``groupBy(k, session_window(ts, "1 day"))`` in
+  append mode (session), as a Spark user writes them.
+
+Each run is one process (the grid starts one per engine, kind and key
+count), so that its peak memory is its own. It prints one JSON line: the
+median duration of the steady micro-batches (every micro-batch after file
+0 and the `warm` next ones), the checkpoint bytes those micro-batches added
+(the checkpoint directory's size when each micro-batch's progress appears;
+the state store's maintenance uploads snapshots in the background, and
+what it uploads is counted when it lands), and the peak RSS of the driver's
+Python process, the JVM and the Python workers, sampled every 0.2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+T0_US = 1_700_000_000_000_000  # 2023-11-14T22:13:20Z
+MINUTE_US = 60_000_000
+KINDS = ("tumbling", "hopping", "session")
+
+
+def land(root: Path, keys: int, rows: int, files: int, seed: int = 7) -> Path:
+    """The landing directory: file 0 with one row per key, then `files`
+    files of `rows` random keys, minute i of event time in file i."""
+    rng = np.random.default_rng(seed)
+    out = root / "land"
+    out.mkdir(parents=True)
+    for i in range(files + 1):
+        k = np.arange(keys, dtype=np.int64) if i == 0 else rng.integers(0, keys, rows, dtype=np.int64)
+        ts = T0_US + i * MINUTE_US + rng.integers(0, MINUTE_US, len(k), dtype=np.int64)
+        table = pa.table({"k": k, "ts": pa.array(ts, pa.timestamp("us", "UTC")), "v": rng.random(len(k))})
+        path = out / f"part-{i:05d}.parquet"
+        pq.write_table(table, path)
+        os.utime(path, (1_000_000 + i, 1_000_000 + i))  # Spark's file source reads in modification-time order
+    return out
+
+
+def size_of(directory: Path) -> int:
+    """Bytes of every file under `directory`."""
+    total = 0
+    for dirpath, _, names in os.walk(directory):
+        for name in names:
+            with contextlib.suppress(OSError):  # removed while walking (a temporary file)
+                total += os.path.getsize(os.path.join(dirpath, name))
+    return total
+
+
+class Peaks(threading.Thread):
+    """The peak RSS (bytes) of this process, its JVM child and the Python
+    workers under it, sampled every `every_s`."""
+
+    def __init__(self, every_s: float = 0.2) -> None:
+        super().__init__(daemon=True)
+        self.every_s, self.stop = every_s, threading.Event()
+        self.peak = {"driver": 0, "jvm": 0, "python_workers": 0}
+
+    def run(self) -> None:
+        import psutil
+
+        me = psutil.Process()
+        while not self.stop.is_set():
+            parts = {"driver": me.memory_info().rss, "jvm": 0, "python_workers": 0}
+            for child in me.children(recursive=True):
+                try:
+                    name = "jvm" if "java" in child.name() else "python_workers"
+                    parts[name] += child.memory_info().rss
+                except psutil.Error:
+                    continue
+            self.peak = {k: max(v, parts[k]) for k, v in self.peak.items()}
+            time.sleep(self.every_s)
+
+
+def wid_query(stream: Any, kind: str, keys: int) -> Any:
+    import wid
+    from wid.spec import Aggregation, Window
+
+    aggs = [Aggregation("count", as_="n"), Aggregation("sum", "v", as_="s")]
+    common: dict[str, Any] = {"event_time_column": "ts", "group_by": ["k"], "aggregations": aggs,
+                              "max_groups_per_window": keys + 1}
+    window = {"tumbling": lambda: Window.tumbling(86_400_000, **common),
+              "hopping": lambda: Window.hopping(3_600_000, 60_000, **common),
+              "session": lambda: Window.session(86_400_000, **common)}[kind]()
+    return wid.window_result(stream, window).output, "append"
+
+
+def spark_query(stream: Any, kind: str) -> Any:
+    from pyspark.sql import functions as F
+
+    timed = stream.withWatermark("ts", "0 seconds")
+    if kind == "session":
+        return timed.groupBy("k", F.session_window("ts", "1 day")).agg(F.count("*").alias("n"),
+                                                                          F.sum("v").alias("s")), "append"
+    window = F.window("ts", "1 day") if kind == "tumbling" else F.window("ts", "60 minutes", "1 minute")
+    return timed.groupBy("k", window).agg(F.count("*").alias("n"), F.sum("v").alias("s")), "update"
+
+
+def measure(engine: str, kind: str, keys: int, rows: int, files: int, warm: int,
+            keep: str | None = None) -> dict[str, Any]:
+    """One run (see the module docstring); returns its figures. With
+    `keep`, the checkpoint is copied there at the end."""
+    from benchmarks.harness import session
+    from wid.spark.operator.query import CHANGELOG, PROVIDER, ROCKSDB
+
+    spark = session(shuffle_partitions=2, more={PROVIDER: ROCKSDB, CHANGELOG: "true"})
+    with tempfile.TemporaryDirectory(prefix="wid-state-") as tmp:
+        root = Path(tmp)
+        started = time.perf_counter()
+        landing = land(root, keys, rows, files)
+        made_s = time.perf_counter() - started
+        stream = spark.readStream.schema("k BIGINT, ts TIMESTAMP, v DOUBLE").option("maxFilesPerTrigger", 1) \
+            .parquet(str(landing))
+        out, mode = wid_query(stream, kind, keys) if engine == "wid" else spark_query(stream, kind)
+        checkpoint = root / "checkpoint"
+        peaks = Peaks()
+        peaks.start()
+        query = out.writeStream.format("noop").outputMode(mode).option("checkpointLocation", str(checkpoint)) \
+            .trigger(availableNow=True).start()
+        sizes: dict[int, int] = {}
+        while query.isActive:
+            for p in query.recentProgress:
+                sizes.setdefault(int(p.batchId), size_of(checkpoint))
+            time.sleep(0.05)
+        query.awaitTermination()
+        for p in query.recentProgress:
+            sizes.setdefault(int(p.batchId), size_of(checkpoint))
+        peaks.stop.set()
+        progress = [p for p in query.recentProgress if int(p.numInputRows) > 0]
+        if keep:
+            import shutil
+
+            shutil.copytree(checkpoint, keep, dirs_exist_ok=True)
+    steady = [p for p in progress if int(p.batchId) > warm]
+    ids = sorted(int(p.batchId) for p in steady)
+    added = (sizes[ids[-1]] - sizes[ids[0]]) / (len(ids) - 1) if len(ids) > 1 else float("nan")
+    durations = [int(p.durationMs["triggerExecution"]) / 1000 for p in steady]
+    return {"engine": engine, "kind": kind, "keys": keys, "rows_per_file": rows, "steady_batches": len(steady),
+            "first_batch_s": int(progress[0].durationMs["triggerExecution"]) / 1000 if progress else None,
+            "steady_batch_s": statistics.median(durations) if durations else None, "steady_batches_s": durations,
+            "checkpoint_bytes_per_batch": added, "checkpoint_bytes": sizes[max(sizes)] if sizes else 0,
+            "peak_rss": peaks.peak, "data_s": made_s}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--engine", choices=("wid", "spark"), required=True)
+    parser.add_argument("--kind", choices=KINDS, required=True)
+    parser.add_argument("--keys", type=int, required=True)
+    parser.add_argument("--rows", type=int, default=50_000, help="rows of each file after the first")
+    parser.add_argument("--files", type=int, default=8, help="files after the first")
+    parser.add_argument("--warm", type=int, default=2, help="micro-batches after the first not counted as steady")
+    parser.add_argument("--keep", help="copy the checkpoint to this directory at the end")
+    args = parser.parse_args(argv)
+    print(json.dumps(measure(args.engine, args.kind, args.keys, args.rows, args.files, args.warm, args.keep)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
