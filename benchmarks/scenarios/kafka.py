@@ -199,8 +199,8 @@ def latencies_ms(produced: list[tuple[str, int, int]], outputs: list[tuple[int, 
     return out
 
 
-def produce_paced(bootstrap: str, topic: str, seconds: int) -> list[tuple[str, int, int]]:
-    """`RATE` messages a second for `seconds`, each stamped with its produce
+def produce_paced(bootstrap: str, topic: str, seconds: int, rate: int = RATE) -> list[tuple[str, int, int]]:
+    """`rate` messages a second for `seconds`, each stamped with its produce
     time, keys ``k0``..``k9`` in turn with a per-key sequence number;
     returns (key, seq, timestamp ms) of each."""
     from confluent_kafka import Producer
@@ -209,8 +209,8 @@ def produce_paced(bootstrap: str, topic: str, seconds: int) -> list[tuple[str, i
     produced: list[tuple[str, int, int]] = []
     seq: dict[str, int] = defaultdict(int)
     start = time.time()
-    for i in range(seconds * RATE):
-        if (wait := start + i / RATE - time.time()) > 0:
+    for i in range(seconds * rate):
+        if (wait := start + i / rate - time.time()) > 0:
             time.sleep(wait)
         key, now_ms = f"k{i % 10}", int(time.time() * 1000)
         producer.produce(topic, json.dumps({"k": key, "seq": seq[key]}).encode(), partition=0, timestamp=now_ms)
@@ -221,39 +221,64 @@ def produce_paced(bootstrap: str, topic: str, seconds: int) -> list[tuple[str, i
     return produced
 
 
-def measure_latency(spark: Any, bootstrap: str, trigger: str, seconds: int, work: Path) -> dict[str, Any]:
-    """Run the latency pipeline with `trigger` while producing `RATE`
-    messages a second for `seconds`; returns its latency percentiles (ms)."""
+def spark_latency_query(spark: Any, bootstrap: str, topic: str, out: str, trigger: str, checkpoint: Path) -> Any:
+    """The hand-written Spark query of the latency pipeline: the same window
+    (count and max of seq per key, tumbling 1 minute on the message
+    timestamp, lateness 0) in update mode, from Kafka to Kafka, at `trigger`."""
+    from pyspark.sql import functions as F
+
+    raw = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+           .option("startingOffsets", "latest").load())
+    rows = raw.select(F.from_json(F.col("value").cast("string"), "k STRING, seq BIGINT").alias("j"),
+                      F.col("timestamp").alias("ts")).select("j.*", "ts")
+    windows = rows.withWatermark("ts", "0 seconds").groupBy("k", F.window("ts", "1 minute")).agg(
+        F.count("*").alias("n"), F.max("seq").alias("max_seq"))
+    return (windows.select(F.to_json(F.struct("k", "n", "max_seq")).alias("value")).writeStream.format("kafka")
+            .option("kafka.bootstrap.servers", bootstrap).option("topic", out).outputMode("update")
+            .option("checkpointLocation", str(checkpoint)).trigger(processingTime=trigger).start())
+
+
+def measure_latency(spark: Any, bootstrap: str, trigger: str, seconds: int, work: Path, rate: int = RATE,
+                    engine: str = "wid") -> dict[str, Any]:
+    """Run the latency pipeline (`engine` ``wid``: `wid run`'s, ``spark``:
+    `spark_latency_query`) with `trigger` while producing `rate` messages a
+    second for `seconds`; returns its latency percentiles (ms)."""
     from tools.kafka_client import create_topic, read_all
     from wid.pipelines.run import run as run_pipeline
     from wid.spec.toml_io import loads_pipeline
 
-    name = trigger.replace(" ", "-")
+    name = f"{engine}-{trigger.replace(' ', '-')}-{rate}"
     topic, out = f"latency-in-{name}-{int(time.time())}", f"latency-out-{name}-{int(time.time())}"
     create_topic(bootstrap, topic, 1)
     create_topic(bootstrap, out, 1)
-    spec = loads_pipeline(LATENCY_PIPELINE.format(topic=topic, out=out, bootstrap=bootstrap, trigger=trigger,
-                                                  checkpoint=work / f"ck-{name}"))
-    runner = threading.Thread(target=run_pipeline, args=(spec, spark), daemon=True)
-    runner.start()
+    runner = None
+    if engine == "wid":
+        spec = loads_pipeline(LATENCY_PIPELINE.format(topic=topic, out=out, bootstrap=bootstrap, trigger=trigger,
+                                                      checkpoint=work / f"ck-{name}"))
+        runner = threading.Thread(target=run_pipeline, args=(spec, spark), daemon=True)
+        runner.start()
+    else:
+        spark_latency_query(spark, bootstrap, topic, out, trigger, work / f"ck-{name}")
     while len(spark.streams.active) < (2 if trigger == "real-time" else 1):
         time.sleep(0.2)
     time.sleep(15)  # past start-up: the query reads from the latest offsets once its tasks run
-    produced = produce_paced(bootstrap, topic, seconds)
+    produced = produce_paced(bootstrap, topic, seconds, rate)
     time.sleep(10)  # the last rows' outputs
     for query in spark.streams.active:
         query.stop()
-    runner.join(120)
+    if runner is not None:
+        runner.join(120)
     outputs = [(m.timestamp_ms, v["k"], v["max_seq"]) for m in read_all(bootstrap, out)
                if (v := json.loads(m.value or b"null"))]
     waits = sorted(latencies_ms(produced, outputs))
     if not waits:
-        raise RuntimeError(f"no output covered a produced row ({trigger})")
+        raise RuntimeError(f"no output covered a produced row ({engine}, {trigger})")
     pick = lambda q: waits[min(len(waits) - 1, int(q * len(waits)))]  # noqa: E731
-    result = {"trigger": trigger, "rows": len(produced), "rows_covered": len(waits), "outputs": len(outputs),
-              "p50_ms": pick(0.5), "p99_ms": pick(0.99), "max_ms": waits[-1]}
-    print(f"  {trigger:12s} p50 {result['p50_ms']:6d} ms  p99 {result['p99_ms']:6d} ms  ({len(waits):,} of "
-          f"{len(produced):,} rows covered by {len(outputs):,} output messages)", flush=True)
+    result = {"engine": engine, "trigger": trigger, "rate_per_s": rate, "rows": len(produced),
+              "rows_covered": len(waits), "outputs": len(outputs), "p50_ms": pick(0.5), "p99_ms": pick(0.99),
+              "max_ms": waits[-1]}
+    print(f"  {engine:5s} {trigger:12s} {rate:5d}/s  p50 {result['p50_ms']:6d} ms  p99 {result['p99_ms']:6d} ms  "
+          f"({len(waits):,} of {len(produced):,} rows covered by {len(outputs):,} output messages)", flush=True)
     return result
 
 
