@@ -100,7 +100,7 @@ def test_a_config_error_inside_foreach_batch_is_raised_as_itself(spark: Any, tmp
     spec = write(tmp_path, with_target('[target]\nkind = "postgres"\nurl_env = "WID_ROOT_CAUSE_URL"\ntable = "w"\n'))
     with pytest.raises(ConfigError) as err:
         run_pipeline(spec, spark)
-    assert err.value.field == "target.url_env" and "WID_ROOT_CAUSE_URL is not set" in str(err.value)
+    assert err.value.field == "url_env" and "WID_ROOT_CAUSE_URL is not set" in str(err.value)
 
 
 def test_a_python_exception_in_a_sink_is_its_own_line(spark: Any, tmp_path: Path) -> None:
