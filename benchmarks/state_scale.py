@@ -23,8 +23,10 @@ median duration of the steady micro-batches (every micro-batch after file
 0 and the `warm` next ones), the checkpoint bytes those micro-batches added
 (the checkpoint directory's size when each micro-batch's progress appears;
 the state store's maintenance uploads snapshots in the background, and
-what it uploads is counted when it lands), and the peak RSS of the driver's
-Python process, the JVM and the Python workers, sampled every 0.2 s.
+what it uploads is counted when it lands), the checkpoint's size after file
+0 (the state of `keys` keys, each with one row), and the peak RSS of the
+driver's Python process, the JVM and the Python workers, sampled every
+0.2 s.
 """
 
 from __future__ import annotations
@@ -168,6 +170,7 @@ def measure(engine: str, kind: str, keys: int, rows: int, files: int, warm: int,
             "first_batch_s": int(progress[0].durationMs["triggerExecution"]) / 1000 if progress else None,
             "steady_batch_s": statistics.median(durations) if durations else None, "steady_batches_s": durations,
             "checkpoint_bytes_per_batch": added, "checkpoint_bytes": sizes[max(sizes)] if sizes else 0,
+            "opened_bytes": sizes[int(progress[0].batchId)] if progress else None,  # the state of `keys` keys
             "peak_rss": peaks.peak, "data_s": made_s}
 
 
