@@ -92,7 +92,7 @@ def test_explain_names_the_wid_operator_and_why(spark: Any, tmp_path: Path) -> N
     land(tmp_path / "land", [[json.dumps(r) for r in good_rows(3)]])
     spec = load_pipeline(write_pipeline(tmp_path, "hopping"))
     ex = explain(compile_pipeline(spark, spec).result, spec.window, spec)
-    assert ex.form.startswith("WID operator") and "one micro-batch late" in ex.why
+    assert ex.form.startswith("WID operator") and "counts every late row" in ex.why
     # Spark 4.0 names the operator TransformWithStateInPandas, later releases TransformWithStateInPySpark
     assert [n for op, n in ex.operators.items() if op.startswith("TransformWithStateIn")] == [1]
     assert "StateStoreSave" not in ex.operators

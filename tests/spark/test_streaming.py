@@ -150,13 +150,13 @@ def test_what_no_streaming_path_runs_is_named(spark: Any, tmp_path: Path, kw: di
     {"kind": "landmark", "hop_ms": 1_000, "landmark_ms": 0},
 ])
 def test_every_stream_runs_on_the_wid_operator(spark: Any, tmp_path: Path, kw: dict[str, Any]) -> None:
-    # one path for streams, whatever the window: Spark's own streaming aggregation would judge late rows
-    # one micro-batch late and change the results (wid.spark.compile)
+    # one path for streams, whatever the window: Spark's own streaming aggregation cannot count late rows
+    # one by one, nor close sessions by the rule (wid.spark.compile)
     base = {"event_time_column": "ts", "event_time_unit": "ms", "group_by": ["k"], "aggregations": AGGS,
             "max_groups_per_window": 10}
     result = wid.window_result(feed(spark, tmp_path, [[]]), Window(**{**base, **kw}))
     assert result.explain.path == "operator"
-    assert result.explain.form.startswith("WID operator") and "one micro-batch late" in result.explain.why
+    assert result.explain.form.startswith("WID operator") and "counts every late row" in result.explain.why
 
 
 @pytest.mark.parametrize("holistic", [False, True])

@@ -15,13 +15,16 @@ There are two paths, and the choice depends only on the input:
   (`wid.semantics.stream_oracle`).
 
 Spark's own streaming aggregation (``withWatermark`` with ``window()`` or
-``session_window()``) is never chosen, even where it would be faster: Spark
-filters the late rows of micro-batch b with the watermark that governed
-micro-batch b-1 (its watermark for late events trails its watermark for
-eviction by one micro-batch), so a row behind the watermark still counts in
-a window the rule has already closed, and late counts, window values and
-dead letters would depend on the path. The path is a speed choice only, and
-the operator runs every window kind, late-data policy and emit mode.
+``session_window()``) is never chosen, even where it would be faster
+(docs/architecture.md#execution-paths): by default it judges the late rows
+of micro-batch b on the watermark of micro-batch b-1; with
+``spark.sql.streaming.statefulOperator.allowMultiple`` off it judges them on
+the evicting watermark, but it still drops them after its partial
+aggregation, where no count of rows exists (``numRowsDroppedByWatermark``
+counts partial groups), so the accounting identity could not hold; and it
+keeps a session row whose end passes the watermark, where the rule drops it.
+The path is a speed choice only, and the operator runs every window kind,
+late-data policy and emit mode.
 
 The plans never import this module; pipelines (`wid.pipelines`) call
 `compile_window` and `compile_join`, which also hand them what a run needs
@@ -67,8 +70,9 @@ from wid.spec.join import WindowJoin
 from wid.spec.window import Window
 
 WHY_OPERATOR = ("a streaming DataFrame: the WID operator judges each micro-batch against the closing points before "
-                "it, as the documented rule says (Spark's streaming aggregation judges late rows one micro-batch "
-                "late, and would change results)")
+                "it, as the documented rule says, and counts every late row (Spark's streaming aggregation judges "
+                "late rows on an older watermark unless allowMultiple is off, never counts them per row, and closes "
+                "sessions by another rule)")
 
 
 @dataclass(frozen=True)
