@@ -135,7 +135,8 @@ def measure(engine: str, kind: str, keys: int, rows: int, files: int, warm: int,
     from wid.spark.operator.query import CHANGELOG, PROVIDER, ROCKSDB
 
     spark = session(shuffle_partitions=2, more={PROVIDER: ROCKSDB, CHANGELOG: "true"})
-    with tempfile.TemporaryDirectory(prefix="wid-state-") as tmp:
+    # the state store's maintenance thread may still write a snapshot into the checkpoint as it is removed
+    with tempfile.TemporaryDirectory(prefix="wid-state-", ignore_cleanup_errors=True) as tmp:
         root = Path(tmp)
         started = time.perf_counter()
         landing = land(root, keys, rows, files)
