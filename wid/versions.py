@@ -17,6 +17,9 @@ SPARK_MIN = "4.0.5"
 SPARK_BELOW = "4.4"
 SUPPORTED_SPARK = f">={SPARK_MIN},<{SPARK_BELOW}"
 DISTRIBUTIONS = ("pyspark", "pyspark-client", "pyspark-connect")  # the full package, or Spark Connect's thin client
+# wid's own distribution on the package index (``import wid`` and the ``wid`` command are its module and
+# script): the name ``wid`` there is another project's.
+DISTRIBUTION = "spark-wid"
 
 
 def parse(version: str) -> tuple[int, ...]:
@@ -30,6 +33,12 @@ def supported(version: str) -> bool:
     return parse(SPARK_MIN) <= parse(version) < parse(SPARK_BELOW)
 
 
+def pip_install(extra: str) -> str:
+    """The command that installs wid with `extra` (``"postgres"``): ``pip
+    install 'spark-wid[postgres]'``."""
+    return f"pip install '{DISTRIBUTION}[{extra}]'"
+
+
 def installed_spark() -> tuple[str, str] | None:
     """The PySpark distribution installed here and its version
     (``("pyspark", "4.3.0")``), or None when there is none."""
@@ -41,4 +50,5 @@ def installed_spark() -> tuple[str, str] | None:
     return None
 
 
-__all__ = ["DISTRIBUTIONS", "SPARK_BELOW", "SPARK_MIN", "SUPPORTED_SPARK", "installed_spark", "parse", "supported"]
+__all__ = ["DISTRIBUTION", "DISTRIBUTIONS", "SPARK_BELOW", "SPARK_MIN", "SUPPORTED_SPARK", "installed_spark", "parse", "pip_install",
+           "supported"]

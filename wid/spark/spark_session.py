@@ -26,6 +26,7 @@ import sys
 from typing import Any
 
 from wid.errors import MissingDependencyError
+from wid.versions import pip_install
 
 ARROW_MAX_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
 CALL_SITES = "spark.python.sql.dataFrameDebugging.enabled"  # static: set before the JVM starts
@@ -33,7 +34,7 @@ SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 UNCHECKED_BYTES = 2**31 - 1  # Spark skips its per-row size check at exactly this value
 LOG = logging.getLogger("wid")
 JAVA_FIX = "install OpenJDK 17 (Debian: apt-get install -y openjdk-17-jre-headless) or set JAVA_HOME"
-PYSPARK_FIX = ("pip install 'wid[spark]' (PySpark, for local mode and clusters) or 'wid[connect]' "
+PYSPARK_FIX = (f"{pip_install('spark')} (PySpark, for local mode and clusters) or {pip_install('connect')} "
                "(the thin pyspark-client, for a Spark Connect server)")
 # Settings of the JVM a classic session starts, which only its creator can make: Spark's UI, its
 # console progress bar and its log level (``spark.log.level``, as ``setLogLevel`` at start-up).

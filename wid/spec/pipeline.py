@@ -178,7 +178,7 @@ class SinkSpec:
       read at run time from the environment variable named by `url_env`;
       `password_env` names a variable holding the password (so that neither
       the file nor a dump holds it); `table`. The same upsert with ``INSERT
-      ... ON CONFLICT DO UPDATE`` (needs ``pip install 'wid[postgres]'``).
+      ... ON CONFLICT DO UPDATE`` (needs ``pip install 'spark-wid[postgres]'``).
     - ``parquet``: `path` (directory), `mode` ``append`` (the default; a
       rerun duplicates rows, and wid warns at start-up) or ``overwrite``.
     - ``console``: prints up to `rows` rows.

@@ -1,0 +1,63 @@
+"""Errors a user of wid can cause, each naming what was wrong and how to fix it.
+
+Every error type derives from `WidError`, so a caller (and `wid run`) can print
+one clear message instead of a stack trace.
+"""
+
+from __future__ import annotations
+
+
+class WidError(Exception):
+    """Base class of every error wid raises on purpose."""
+
+
+class ConfigError(WidError, ValueError):
+    """A window, aggregation or pipeline declaration is invalid.
+
+    `field` is the dotted path of the offending field as written in TOML
+    (for example ``transform.window.hop_ms`` or ``aggregations[1].as``).
+    """
+
+    def __init__(self, field: str, problem: str, fix: str | None = None) -> None:
+        self.field = field
+        self.problem = problem
+        self.fix = fix
+        message = f"{field}: {problem}"
+        if fix:
+            message += f". Fix: {fix}"
+        super().__init__(message)
+
+    def at(self, prefix: str) -> ConfigError:
+        """Return the same error with `prefix` prepended to the field path."""
+        sep = "" if self.field.startswith("[") else "."
+        return ConfigError(f"{prefix}{sep}{self.field}", self.problem, self.fix)
+
+
+class MissingDependencyError(WidError):
+    """Something wid needs at run time (Java, a Spark connector) is missing."""
+
+    def __init__(self, what: str, fix: str) -> None:
+        self.what = what
+        self.fix = fix
+        super().__init__(f"{what} is missing. Fix: {fix}")
+
+
+class StateCapError(WidError):
+    """A declared state cap (`max_groups_per_window`,
+    `max_distinct_values_per_group`) was hit; wid fails rather than grow."""
+
+
+class SinkError(WidError):
+    """A sink failed for a reason retrying cannot fix (a wrong password, no
+    such database). The message starts ``sink error:`` and names the sink,
+    never a secret."""
+
+
+class SinkUnavailableError(SinkError):
+    """A sink kept failing with transient errors past its retry budget
+    (`wid.io.retry`). The message starts ``sink unavailable:``."""
+
+
+class InputError(WidError):
+    """The input data cannot be processed as declared (for example a
+    declared column is missing from the DataFrame)."""

@@ -1,0 +1,1 @@
+"""Sources, sinks and the dead-letter output (docs/semantics.md#pipelines)."""

@@ -1,0 +1,208 @@
+"""Landmark windows in the WID operator (semantics: `wid.semantics.kinds.landmark`).
+
+Window w of a period is ``[period start, L + (w+1)*h)``; it is the merge of
+the period's hop-sized panes up to w. State per shard is one Arrow table of
+partial aggregates per (group, pane), where an accepted row sits in the
+first window it counts in (its pane, or under ``generous`` the first window
+still taking rows). Rows are never kept, and an unbounded landmark keeps
+bounded state: a *running prefix* per group and period. Once every window
+before pane p is final and past the reopen budget (``end(p - 1) + A <=
+C``), panes up to p are folded into one row that stands for all of them (it
+keeps the largest pane id: windows from there on include it whole). So a
+group holds one prefix plus the panes of the last ``A + lateness``, about
+``(A + lateness)/h + 1`` rows per period.
+
+- **late**: ``consistent``: the first window no longer takes rows (``C >=
+  end(q) + A``); ``generous``: the period's last one does not (never
+  without `max_duration_ms`).
+- **add**: per-row partials merge into their (group, first-window) pane.
+- **emit**: per (group, period): the windows whose end passes into ``(C,
+  C']`` from the group's first pane on, the emitted windows a row of this
+  batch counts in (reopen), and with ``emit = "on_update"`` the open windows
+  from a touched row's first window to the group's frontier (its largest
+  pane); each merged from the period's panes in O(1).
+- **evict**: periods whose last window is past the budget; folding.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from wid.kernels.extents import (
+    FAR,
+    Tables,
+    append,
+    joint_ids,
+    key_columns,
+    merge_over,
+    merge_rows,
+    row_partials,
+    with_keys,
+)
+from wid.kernels.fields import END, FINAL, START, cap_message, finish_all
+from wid.kernels.operator.layout import OperatorSpec
+from wid.kernels.operator.shard import Closing, Store
+from wid.kernels.tables import NONE, PANE, TS, group_ids, ints
+from wid.kernels.vector_aggregates import CapError
+
+PERIOD, W = "_wid_period", "_wid_window_id"
+NEVER = np.iinfo(np.int64).max  # no last window: an unbounded landmark
+
+
+class LandmarkEngine:
+    """The `wid.kernels.operator.shard.Engine` of landmark windows."""
+
+    def __init__(self, spec: OperatorSpec, store: Store) -> None:
+        assert spec.landmark is not None
+        self.spec, self.shape = spec, spec.landmark
+        self.keys = key_columns(spec.group_by)
+        self.tables = Tables(store, "landmark")
+        self.panes = self.tables.load("panes")
+        self.touched: pa.Table | None = None
+        m = self.shape.max_duration_us
+        self.per = None if m is None else m // self.shape.hop_us  # panes per period
+
+    # -- window arithmetic (vectorised; see wid.semantics.windowing.Landmark) ------------------
+    def _pane(self, ts: np.ndarray) -> np.ndarray:
+        return np.asarray(np.floor_divide(ts - self.shape.landmark_us, self.shape.hop_us))
+
+    def _end(self, w: np.ndarray) -> np.ndarray:
+        return self.shape.landmark_us + (w + 1) * self.shape.hop_us
+
+    def _period(self, w: np.ndarray) -> np.ndarray:
+        return np.zeros_like(w) if self.per is None else np.floor_divide(w, self.per)
+
+    def _last(self, w: np.ndarray) -> np.ndarray:
+        """The last window of w's period (`NEVER` without max_duration)."""
+        return np.full_like(w, NEVER) if self.per is None else (np.floor_divide(w, self.per) + 1) * self.per - 1
+
+    def _closed_upto(self, c: np.ndarray) -> np.ndarray:
+        """The last window ending at or before closing point c (`FAR` where nothing is closed)."""
+        safe = np.where(c != NONE, c, 0)
+        return np.where(c != NONE, np.floor_divide(safe - self.shape.landmark_us, self.shape.hop_us) - 1, FAR)
+
+    # -- late and add ----------------------------------------------------------------------------
+    def late(self, rows: pa.Table, before: np.ndarray) -> np.ndarray:
+        q = self._pane(ints(rows, TS))
+        ref = q if self.spec.late_mode == "consistent" else self._last(q)
+        bounded = ref != NEVER
+        return np.asarray((before != NONE) & bounded & (before >= self._end(np.where(bounded, ref, 0)) + self.spec.allowed_us))
+
+    def add(self, rows: pa.Table, before: np.ndarray) -> None:
+        self.touched = None
+        if rows.num_rows == 0:
+            return
+        rows = with_keys(rows, self.keys)
+        q = self._pane(ints(rows, TS))
+        safe = np.where(before != NONE, before, 0)
+        opened = np.floor_divide(safe - self.spec.allowed_us - self.shape.landmark_us, self.shape.hop_us)
+        first = np.where(before != NONE, np.maximum(q, opened), q)
+        head = rows.select(self.keys).append_column(PANE, pa.array(first))
+        self.touched = head
+        partial = row_partials(self.spec.aggs, rows, head)
+        self.panes = merge_rows(self.spec.aggs, append(self.panes, partial), [*self.keys, PANE])
+
+    # -- emit ---------------------------------------------------------------------------------------
+    def emit(self, before: Closing, after: Closing) -> tuple[pa.Table | None, pa.Table | None]:
+        if self.panes is None or self.panes.num_rows == 0:
+            return None, None
+        wins = self._to_emit(before, after)
+        if wins is None:
+            return None, None
+        w = ints(wins, W)
+        period = self._period(w)
+        first = np.full_like(w, FAR) if self.per is None else period * self.per
+        merged, ok = merge_over(self.spec.aggs, self.panes, self.keys, PANE, wins, first, w)
+        wins, w, period = wins.filter(pa.array(ok)), w[ok], period[ok]
+        end = self._end(w)
+        start = self.shape.landmark_us + period * (self.shape.max_duration_us or 0)
+        self._check_cap(w, start, end)
+        cols: dict[str, pa.Array] = {START: pa.array(start), END: pa.array(end),
+                                     FINAL: pa.array(end <= after.of(wins, self.spec.scope))}
+        cols.update({k: wins.column(k) for k in self.spec.group_by})
+        cols.update(finish_all(self.spec, merged, start, end))
+        return pa.table(cols), None
+
+    def _to_emit(self, before: Closing, after: Closing) -> pa.Table | None:
+        """(keys, `W`) of every window to emit, without repeats."""
+        assert self.panes is not None
+        p = ints(self.panes, PANE)
+        span = self.panes.select(self.keys).append_column(PERIOD, pa.array(self._period(p)))
+        gid, n, head = group_ids(span, [*self.keys, PERIOD])
+        lowest = np.full(n, NEVER)
+        np.minimum.at(lowest, gid, p)
+        groups = span.take(pa.array(head))
+        hi_prev = self._closed_upto(before.of(groups, self.spec.scope))
+        hi_now = self._closed_upto(after.of(groups, self.spec.scope))
+        parts = [(groups, np.maximum(lowest, hi_prev + 1), np.minimum(self._last(lowest), hi_now))]  # closing now
+        if self.touched is not None:
+            parts += self._touched_ranges(after)
+        tables, ws = [], []
+        for table, lo, hi in parts:
+            count = np.maximum(hi - lo + 1, 0)
+            row = np.repeat(np.arange(len(lo)), count)
+            tables.append(table.select(self.keys).take(pa.array(row)))
+            ws.append(lo[row] + np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count))
+        out = pa.concat_tables(tables).append_column(W, pa.array(np.concatenate(ws)))
+        if out.num_rows == 0:
+            return None
+        _, _, unique = group_ids(out, [*self.keys, W])
+        return out.take(pa.array(unique))
+
+    def _touched_ranges(self, after: Closing) -> list[tuple[pa.Table, np.ndarray, np.ndarray]]:
+        """Window ranges the batch's rows touched: the emitted windows they
+        count in (reopen), the open ones up to the group's frontier
+        (on_update)."""
+        assert self.touched is not None and self.panes is not None
+        t = self.touched
+        w0, last = ints(t, PANE), self._last(ints(t, PANE))
+        hi_now = self._closed_upto(after.of(t, self.spec.scope))
+        out = []
+        if self.spec.reopen:
+            out.append((t, w0, np.minimum(last, hi_now)))
+        if self.spec.on_update:
+            tid, pid, n = joint_ids(t, self.panes, self.keys)
+            frontier = np.full(n, np.iinfo(np.int64).min)
+            np.maximum.at(frontier, pid, ints(self.panes, PANE))
+            out.append((t, np.maximum(w0, hi_now + 1), np.minimum(last, frontier[tid])))
+        return out
+
+    def _check_cap(self, w: np.ndarray, start: np.ndarray, end: np.ndarray) -> None:
+        cap = self.spec.max_groups
+        if cap is None or len(w) == 0:
+            return
+        values, counts = np.unique(w, return_counts=True)
+        if counts.max() > cap:
+            at = int(np.argmax(w == values[np.argmax(counts > cap)]))
+            raise CapError(cap_message(self.spec, int(start[at]), int(end[at])))
+
+    # -- evict -----------------------------------------------------------------------------------
+    def evict(self, after: Closing) -> None:
+        if self.panes is not None and self.panes.num_rows:
+            p = ints(self.panes, PANE)
+            c = after.of(self.panes, self.spec.scope)
+            budget = self.spec.allowed_us
+            last = self._last(p)
+            done = (c != NONE) & (last != NEVER) & (self._end(np.where(last != NEVER, last, 0)) + budget <= c)
+            table, p, c = self.panes.filter(pa.array(~done)), p[~done], c[~done]
+            fold = (c != NONE) & (self._end(p - 1) + budget <= c)
+            self.panes = self._fold(table, p, fold) if fold.sum() > 1 else table
+        self.tables.save("panes", self.panes)
+
+    def _fold(self, table: pa.Table, p: np.ndarray, fold: np.ndarray) -> pa.Table:
+        """Panes marked `fold` merged per (group, period) into one row under
+        their largest pane id (the running prefix)."""
+        marked = table.append_column(PERIOD, pa.array(self._period(p))).append_column(W, pa.array(fold))
+        ids, n, _ = group_ids(marked, [*self.keys, PERIOD, W])
+        top = np.full(n, np.iinfo(np.int64).min)
+        np.maximum.at(top, ids, p)
+        moved = table.set_column(table.column_names.index(PANE), PANE, pa.array(np.where(fold, top[ids], p)))
+        return merge_rows(self.spec.aggs, moved, [*self.keys, PANE])
+
+    def held(self) -> tuple[int, int]:
+        rows = 0 if self.panes is None else self.panes.num_rows
+        return rows, rows
+
+
+__all__ = ["LandmarkEngine"]

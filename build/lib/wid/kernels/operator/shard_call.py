@@ -1,0 +1,71 @@
+"""One call of the WID operator's processor: a shard's packed rows for one
+micro-batch in, the operator's output rows out (`wid.kernels.operator.output`).
+
+This is the part of the processor that needs numpy, pyarrow and pandas; the
+Spark-facing `wid.spark.operator.processor.WidProcessor` carries it pickled
+and unpickles it at its first call (see there why). Runs on executors.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+
+import pandas as pd
+import pyarrow as pa
+
+from wid.kernels.operator.engines import make_engine
+from wid.kernels.operator.layout import OperatorSpec
+from wid.kernels.operator.output import frames
+from wid.kernels.operator.packing import DATA, SUMMARY, received
+from wid.kernels.operator.shard import ShardOutput, Store, run_batch
+from wid.kernels.operator.state_cache import CachedStore, cache_root, uncached
+from wid.semantics.watermark import SourceBatch
+
+
+class ShardCall:
+    """Runs `wid.kernels.operator.shard.run_batch` with the window's engine for
+    one shard and micro-batch; returns rows in `output` (`emitting`), and
+    keeps a host-local copy of the shard's state unless told not to
+    (`wid.kernels.operator.state_cache`)."""
+
+    def __init__(self, spec: OperatorSpec) -> None:
+        self.spec = spec
+        self.output = pa.schema([])
+        self.cache_id: str | None = None
+
+    def emitting(self, schema: pa.Schema, cache_id: str | None = None) -> ShardCall:
+        """A copy that returns its rows in `schema` (the plan's output
+        columns) and, given a `cache_id` (the plan's), caches state on the
+        host, in that plan's directory."""
+        bound = copy.copy(self)
+        bound.output, bound.cache_id = schema, cache_id
+        return bound
+
+    def handle(self, store: Store, packed: Iterator[pd.DataFrame], work_dir: str | None = None
+               ) -> Iterator[pd.DataFrame]:
+        """The shard's output frames for its `packed` frames (columns `DATA`
+        and `SUMMARY`, `wid.kernels.operator.packing`); `work_dir` is the
+        executor's work directory, which holds the host-local state cache;
+        the shard's counts name the cache's directory (``cache_dir``)."""
+        blobs: list[bytes] = []
+        summaries: list[str] = []
+        for frame in packed:
+            blobs.extend(frame[DATA])
+            summaries.extend(frame[SUMMARY])
+        root = cache_root(work_dir, self.cache_id) if self.cache_id else None
+        cached = None if root is None else CachedStore(store, root)
+        out = self.run(cached or uncached(store), *received(blobs, summaries))
+        if cached is not None:
+            cached.finish()
+            out.stats["cache_dir"] = str(root)  # for its removal when the query ends
+        yield from frames(out, self.output)
+
+    def run(self, store: Store, rows: pa.Table, sources: dict[str, SourceBatch], batch_ms: int) -> ShardOutput:
+        """One shard's micro-batch: `run_batch` with the window's engine."""
+        return run_batch(self.spec, store, make_engine(self.spec, store), rows, sources, batch_ms)
+
+
+
+
+__all__ = ["ShardCall"]

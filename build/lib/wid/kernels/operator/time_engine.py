@@ -1,0 +1,393 @@
+"""Tumbling and hopping windows in the WID operator: panes in, windows out.
+
+State is one entry per pane (``gcd(duration, hop)`` long; a tumbling window
+is one pane): the partial fields of every group of the shard that has rows
+in it, as an Arrow table. Rows are never kept.
+
+- **late** (Li et al., section 5): window w (end e) takes rows while the
+  group's closing point C is below ``e + A`` (A = `allowed_lateness_ms`
+  under reopen, else 0). ``generous``: a row is late when its last window
+  no longer takes rows; ``consistent``: when its first one does not.
+- **add**: rows become partials per (group, pane), merged into the pane's
+  entry. A generous row added to a pane whose early windows have emitted
+  only reaches the windows emitted later (emitted windows are not
+  recomputed unless reopened), which is exactly the generous mode.
+- **emit**: the windows whose end passes from ``(C_before, C_after]``
+  (final), the reopened windows a row touched (final, corrected), and with
+  ``emit = "on_update"`` the open windows a row touched (partial), each
+  merged from its panes (``length/hop`` pane partials per window). The
+  windows are made a run of groups at a time, as the output is read
+  (`EMIT_WINDOWS` a chunk): a micro-batch that closes a day of 1-minute
+  hopping windows for 100,000 keys emits 144M windows, and made at once
+  they took more than 11 GB in one shard's worker, where a chunk takes
+  about 100 MB.
+- **evict**: a pane goes once its last window is past the budget.
+
+Pane tables reach the state store once, at the end of the micro-batch
+(`evict`): each put or delete is a round trip to Spark's state server, and
+a micro-batch spanning many panes (a day of 1-minute panes in one
+available-now batch) would otherwise put every pane it fills and then
+delete most of them again; a pane that opens and closes within the
+micro-batch never reaches the store.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from wid.kernels.fields import END, FINAL, START, cap_message, field, fields_of, finish_all
+from wid.kernels.operator.layout import OperatorSpec
+from wid.kernels.operator.shard import Closing, Emitted, Store
+from wid.kernels.pane_merge import WINDOW_ID as MERGED_WINDOW_ID
+from wid.kernels.pane_merge import FieldOp, MergeSpec, merge_sorted, new_windows, sort_panes
+from wid.kernels.tables import (
+    NONE,
+    PANE,
+    TS,
+    concat,
+    from_bytes,
+    group_ids,
+    ints,
+    state_bytes,
+)
+from wid.kernels.vector_aggregates import CapError
+
+WMIN = "_wid_wmin"
+EMIT_WINDOWS = 1 << 20  # windows one chunk of a micro-batch's emission makes (about 100 MB with five aggregates)
+
+
+def key_runs(kid: np.ndarray, weight: np.ndarray, limit: int) -> Iterator[tuple[int, int]]:
+    """Row ranges ``[lo, hi)`` covering `kid` (group ids, sorted) that cut
+    only where the group changes: each as many whole groups as `limit`
+    holds of their rows' `weight` (non-negative), or one group when it
+    alone weighs more."""
+    starts = np.flatnonzero(np.diff(kid)) + 1
+    before = np.concatenate([[0], np.cumsum(weight)])  # weight of rows [0, i)
+    at_starts = before[starts]
+    lo, n = 0, len(kid)
+    while lo < n:
+        hi = n
+        if before[n] - before[lo] > limit:
+            i = int(np.searchsorted(at_starts, before[lo] + limit, "right")) - 1  # the last cut within `limit`
+            if i < 0 or starts[i] <= lo:
+                i = int(np.searchsorted(starts, lo, "right"))  # the group alone weighs more: its end
+            hi = int(starts[i]) if i < len(starts) else n
+        yield lo, hi
+        lo = hi
+
+
+class TimeEngine:
+    """The `wid.kernels.operator.shard.Engine` of tumbling and hopping windows."""
+
+    def __init__(self, spec: OperatorSpec, store: Store) -> None:
+        assert spec.geometry is not None
+        self.spec, self.store, self.g = spec, store, spec.geometry
+        raw = store.get("panes")
+        self.index: dict[int, int] = {} if raw is None else {int(k): v for k, v in json.loads(raw).items()}
+        self.cache: dict[int, pa.Table] = {}
+        self.stored = set(self.index)  # panes the store holds
+        self.dirty: set[int] = set()   # panes changed in this micro-batch, not yet written
+        self.touched: pa.Table | None = None
+
+    # -- geometry, vectorised (`wid.semantics.windowing.Hopping`) ------------------
+    def _panes(self, rows: pa.Table) -> np.ndarray:
+        return np.asarray(self.g.pane(ints(rows, TS)))
+
+    def _windows(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(first, last) window of each pane."""
+        return self.g.first_window(q), self.g.last_window(q)
+
+    # -- late ------------------------------------------------------------------
+    def late(self, rows: pa.Table, before: np.ndarray) -> np.ndarray:
+        if len(before) and before.min() == before.max():  # one closing point (no keyed punctuation)
+            return np.asarray(ints(rows, TS) < self._late_below(int(before[0])))
+        first, last = self._windows(self._panes(rows))
+        ref = self.g.end(last if self.spec.late_mode == "generous" else first)
+        return np.asarray((before != NONE) & (before >= ref + self.spec.allowed_us))
+
+    def _late_below(self, closing_us: int) -> int:
+        """The event time below which a row is late when its group's closing
+        point is `closing_us`: `late`'s rule solved for the pane (the first
+        window still taking rows is w0; a generous row is late when its last
+        window is before w0, a consistent one when its first is), which
+        spares a division per row."""
+        if closing_us == NONE:
+            return NONE
+        w0 = self.g.first_window_ending_after(closing_us - self.spec.allowed_us)
+        return int(self.g.start(w0) if self.spec.late_mode == "generous" else self.g.end(w0 - 1))
+
+    def _first_counted(self, q: np.ndarray, before: np.ndarray) -> np.ndarray:
+        """The earliest window each accepted row counts in (generous: the
+        first that still takes rows; consistent: its first window)."""
+        first, _ = self._windows(q)
+        if self.spec.late_mode == "consistent":
+            return first
+        closed = before != NONE
+        open_from = self.g.first_window_ending_after(np.where(closed, before, 0) - self.spec.allowed_us)
+        return np.where(closed, np.maximum(first, open_from), first)
+
+    # -- add ---------------------------------------------------------------------
+    def add(self, rows: pa.Table, before: np.ndarray) -> None:
+        if rows.num_rows == 0:
+            return
+        keys = list(self.spec.group_by)
+        q = self._panes(rows)
+        head = rows.select(keys).append_column(PANE, pa.array(q, pa.int64()))
+        ids, n, first = group_ids(head, [*keys, PANE])
+        ts = rows.column(TS).combine_chunks()
+        partial = head.take(pa.array(first))
+        for i, agg in enumerate(self.spec.aggs):
+            for k, v in agg.merge(agg.rows(rows, ts), ids, n).items():
+                partial = partial.append_column(field(i, k), v)
+        if self.spec.reopen or self.spec.on_update:  # only these emit the windows a row touched
+            wmin = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+            np.minimum.at(wmin, ids, self._first_counted(q, before))
+            self.touched = partial.select([*keys, PANE]).append_column(WMIN, pa.array(wmin))
+        partial = partial.sort_by(PANE)
+        panes = ints(partial, PANE)
+        cuts = np.flatnonzero(np.diff(panes)) + 1
+        for lo, hi in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(panes)]]), strict=True):
+            self._merge_pane(int(panes[lo]), partial.slice(lo, hi - lo).drop_columns([PANE]))
+
+    def _load(self, pane: int) -> pa.Table | None:
+        if pane not in self.cache:
+            blob = self.store.get_pane(pane) if pane in self.index else None
+            if blob is None:
+                return None
+            self.cache[pane] = from_bytes(blob)
+        return self.cache[pane]
+
+    def _merge_pane(self, pane: int, new: pa.Table) -> None:
+        old = self._load(pane)
+        table = new if old is None else self._merge(concat([old, new]))
+        cap = self.spec.max_groups
+        if cap is not None and table.num_rows > cap:
+            g = self.g
+            first, last = g.first_window(pane), g.last_window(pane)
+            raise CapError(cap_message(self.spec, g.start(first), g.end(last if g.panes.hop > 1 else first)))
+        self._save(pane, table)
+
+    def _merge(self, table: pa.Table) -> pa.Table:
+        """Rows of equal group merged into one."""
+        keys = list(self.spec.group_by)
+        ids, n, first = group_ids(table, keys)
+        out = table.select(keys).take(pa.array(first))
+        for i, agg in enumerate(self.spec.aggs):
+            for k, v in agg.merge(fields_of(table, i), ids, n).items():
+                out = out.append_column(field(i, k), v)
+        return out
+
+    def _save(self, pane: int, table: pa.Table) -> None:
+        self.cache[pane] = table
+        self.index[pane] = table.num_rows
+        self.dirty.add(pane)
+
+    def _flush(self) -> None:
+        """Write the panes this micro-batch changed and kept."""
+        for pane in sorted(self.dirty):
+            self.store.put_pane(pane, state_bytes(self.cache[pane]))
+        self.stored |= self.dirty
+        self.dirty.clear()
+
+    # -- emit --------------------------------------------------------------------
+    def _pane_range(self, before: Closing, after: Closing) -> tuple[int, int] | None:
+        """Panes the emitted windows can cover, or None when nothing emits.
+        Closing points only rise above the global one, so windows closing
+        now end after the global watermark before the batch."""
+        g, panes = self.g, self.g.panes
+        lo, hi = [], []
+        top = after.highest
+        if top is not None and self.index:
+            last = g.first_window_ending_after(top) - 1
+            low = before.global_us
+            first = g.first_window(min(self.index)) if low is None else g.first_window_ending_after(low)
+            if first <= last:
+                lo.append(panes.first_pane(first))
+                hi.append(panes.last_pane(last))
+        if self.touched is not None and (self.spec.reopen or self.spec.on_update):
+            q = ints(self.touched, PANE)
+            lo.append(int(panes.first_pane(ints(self.touched, WMIN)).min()))
+            hi.append(int(panes.last_pane(g.last_window(q)).max()))
+        return (min(lo), max(hi)) if lo else None
+
+    def emit(self, before: Closing, after: Closing) -> tuple[Emitted, pa.Table | None]:
+        span = self._pane_range(before, after)
+        if span is None:
+            return None, None
+        panes = sorted(p for p in self.index if span[0] <= p <= span[1])
+        tables = [t.append_column(PANE, pa.array(np.full(t.num_rows, p, dtype=np.int64)))
+                  for p in panes if (t := self._load(p)) is not None and t.num_rows]
+        if not tables:
+            return None, None
+        return self._chunks(concat(tables), before, after), None
+
+    def _chunks(self, table: pa.Table, before: Closing, after: Closing) -> Iterator[pa.Table]:
+        """The windows to emit over `table`'s panes, made a run of groups at
+        a time as they are read: at most `EMIT_WINDOWS` windows each (one
+        group's alone may be more; `pane_merge.new_windows` counts them),
+        whatever the micro-batch closes. `table` is taken now, so that eviction cannot change it."""
+        table, kid = sort_panes(table, self.spec.group_by, PANE)
+        touched = self._touched_groups(table, kid)
+        counts: dict[int, int] = {}
+        for lo, hi in key_runs(kid, new_windows(self._merge_spec(), kid, ints(table, PANE)), EMIT_WINDOWS):
+            mine = None
+            if touched is not None:  # the touched rows of this chunk's groups
+                a = int(np.searchsorted(touched[1], kid[lo], "left"))
+                mine = touched[0].slice(a, int(np.searchsorted(touched[1], kid[hi - 1], "right")) - a)
+            merged = self._merged(table.slice(lo, hi - lo), kid[lo:hi] - kid[lo])
+            out = self._windows_of(merged, before, after, counts, mine)
+            if out is not None:
+                yield out
+
+    def _touched_groups(self, table: pa.Table, kid: np.ndarray) -> tuple[pa.Table, np.ndarray] | None:
+        """This batch's touched (group, pane) rows (`add`), ordered by the
+        ids `kid` of their groups in `table` (panes sorted by group), and
+        those ids; rows of groups without panes in `table` are left out
+        (nothing of theirs emits). None when touched windows need no
+        emission."""
+        if self.touched is None or not (self.spec.reopen or self.spec.on_update):
+            return None
+        keys, n = list(self.spec.group_by), table.num_rows
+        gid, groups, _ = group_ids(concat([table.select(keys), self.touched.select(keys)]), keys)
+        to_kid = np.full(groups, -1, dtype=np.int64)
+        to_kid[gid[:n]] = kid
+        tkid = to_kid[gid[n:]]
+        order = np.argsort(tkid, kind="stable")
+        order = order[tkid[order] >= 0]
+        return self.touched.take(pa.array(order)), tkid[order]
+
+    def _windows_of(self, merged: pa.Table, before: Closing, after: Closing, counts: dict[int, int],
+                    touched_rows: pa.Table | None) -> pa.Table | None:
+        """Keep the `merged` windows to emit: closing now, or touched by this
+        batch (`touched_rows`: its groups' rows of `self.touched`, None when
+        touched windows need no emission) and reopened or (on_update) open;
+        `counts` (groups per window id so far) checks the cap."""
+        w = ints(merged, PANE)
+        end = self.g.end(w)
+        bef, aft = before.of(merged, self.spec.scope), after.of(merged, self.spec.scope)
+        keep = (bef < end) & (end <= aft)
+        touched = None if touched_rows is None else self._touched(merged, w, touched_rows)
+        if touched is not None:
+            keep |= touched & ((end <= aft) if self.spec.reopen else False)
+            keep |= touched & ((end > aft) if self.spec.on_update else False)
+        if not keep.any():
+            return None
+        merged, w, end = merged.filter(pa.array(keep)), w[keep], end[keep]
+        self._check_cap(w, counts)
+        start = end - self.g.duration_us
+        cols: dict[str, pa.Array] = {START: pa.array(start), END: pa.array(end), FINAL: pa.array(end <= aft[keep])}
+        cols.update({k: merged.column(k) for k in self.spec.group_by})
+        cols.update(finish_all(self.spec, merged, start, end))
+        return pa.table(cols)
+
+    def _merged(self, table: pa.Table, kid: np.ndarray) -> pa.Table:
+        """Every non-empty window over `table`'s panes (sorted by group and
+        pane; `kid` the 0-based group ids): group columns, the window id in
+        `PANE`, merged fields. By the vectorised sliding merge
+        (`wid.kernels.pane_merge`, O(1) per window) when every aggregation has
+        a pane form, else by merging each window's panes (holistic states)."""
+        ops = [agg.pane_ops() for agg in self.spec.aggs]
+        if all(o is not None for o in ops):
+            return self._slide(table, kid, ops)  # type: ignore[arg-type]
+        keys = list(self.spec.group_by)
+        q = ints(table, PANE)
+        first, last = self._windows(q)
+        count = last - first + 1
+        row = np.repeat(np.arange(len(q)), count)
+        w = first[row] + (np.arange(len(row)) - np.repeat(np.cumsum(count) - count, count))
+        pairs = table.select(keys).take(pa.array(row)).append_column(PANE, pa.array(w, pa.int64()))
+        ids, n, head = group_ids(pairs, [*keys, PANE])
+        out = pairs.take(pa.array(head))
+        for i, agg in enumerate(self.spec.aggs):
+            parts = {k: v.take(pa.array(row)) for k, v in fields_of(table, i).items()}
+            for k, v in agg.merge(parts, ids, n).items():
+                out = out.append_column(field(i, k), v)
+        return out
+
+    def _slide(self, table: pa.Table, kid: np.ndarray, ops: list[dict[str, str]]) -> pa.Table:
+        fields = []
+        for i, agg_ops in enumerate(ops):
+            for name, op in agg_ops.items():
+                if op == "moments":
+                    ins = [c for c in table.column_names if c.startswith(f"_{i}_")]
+                    outs = ("n", "qx", "qy", "cxy") if len(ins) == 6 else ("n", "qx")
+                    fields.append(FieldOp("moments", tuple(ins), tuple(field(i, o) for o in outs)))
+                else:
+                    fields.append(FieldOp(op, (field(i, name),), (field(i, name),)))
+        out = pa.Table.from_batches([merge_sorted(table, kid, self._merge_spec(tuple(fields)), None)])
+        return out.rename_columns([PANE if c == MERGED_WINDOW_ID else c for c in out.column_names])
+
+    def _merge_spec(self, fields: tuple[FieldOp, ...] = ()) -> MergeSpec:
+        """`wid.kernels.pane_merge`'s sliding windows over this geometry's panes."""
+        panes = self.g.panes
+        return MergeSpec(keys=self.spec.group_by, pane=PANE, shape="sliding", fields=fields, length=panes.length,
+                         hop=panes.hop)
+
+    def _touched(self, merged: pa.Table, w: np.ndarray, touched: pa.Table) -> np.ndarray:
+        """For each merged window (group, w): did a row of this batch count
+        in it? `touched`: (group, pane, `WMIN`) rows of this batch."""
+        keys = list(self.spec.group_by)
+        both = concat([merged.select(keys), touched.select(keys)])
+        gid, _, _ = group_ids(both, keys)
+        q = ints(touched, PANE)
+        lo, hi = ints(touched, WMIN), self.g.last_window(q)
+        count = np.maximum(hi - lo + 1, 0)
+        trow = np.repeat(np.arange(len(q)), count)
+        tw = lo[trow] + (np.arange(len(trow)) - np.repeat(np.cumsum(count) - count, count))
+        base = int(min(w.min(initial=0), tw.min(initial=0)))
+        span = int(max(w.max(initial=0), tw.max(initial=0))) - base + 1
+        mine = gid[: merged.num_rows] * span + (w - base)
+        theirs = gid[merged.num_rows:][trow] * span + (tw - base)
+        return np.isin(mine, theirs)
+
+    def _check_cap(self, window_id: np.ndarray, counts: dict[int, int]) -> None:
+        """Add `wid`'s windows to `counts` (groups per window id); raise
+        CapError naming the first window past `max_groups_per_window`
+        (first in the order the chunks are made: the groups' sort order,
+        then the window ids)."""
+        cap = self.spec.max_groups
+        if cap is None or len(window_id) == 0:
+            return
+        values, n = np.unique(window_id, return_counts=True)
+        for w, c in zip(values.tolist(), n.tolist(), strict=True):
+            counts[w] = counts.get(w, 0) + c
+            if counts[w] > cap:
+                raise CapError(cap_message(self.spec, self.g.start(w), self.g.end(w)))
+
+    # -- evict ---------------------------------------------------------------------
+    def evict(self, after: Closing) -> None:
+        top = after.highest
+        if top is not None:
+            budget = self.spec.allowed_us
+            done = [p for p in self.index if self.g.end(self.g.last_window(p)) + budget <= top]
+            for p in done:
+                self._evict_pane(p, after, budget)
+        self._flush()
+        self.store.put("panes", json.dumps(self.index).encode())
+
+    def _evict_pane(self, pane: int, after: Closing, budget: int) -> None:
+        limit = self.g.end(self.g.last_window(pane)) + budget
+        keep = None
+        if after.keyed is not None and after.keyed.num_rows and (after.global_us is None or after.global_us < limit):
+            table = self._load(pane)
+            if table is not None:
+                keep = table.filter(pa.array(after.of(table, self.spec.scope) < limit))
+        if keep is not None and keep.num_rows:
+            self._save(pane, keep)
+            return
+        self.index.pop(pane, None)
+        self.cache.pop(pane, None)
+        self.dirty.discard(pane)
+        if pane in self.stored:
+            self.store.delete_pane(pane)
+            self.stored.discard(pane)
+
+    def held(self) -> tuple[int, int]:
+        return len(self.index), sum(self.index.values())
+
+
+__all__ = ["TimeEngine", "key_runs"]

@@ -1,0 +1,176 @@
+"""The write stage of a pipeline: a batch run's outputs, and the one
+``foreachBatch`` writer every stream (window or window join) runs.
+
+Each micro-batch of the WID operator's rows holds the stage's output rows,
+its retractions (sessions), its rejected and late rows and its counts, all
+from one scan of the sources, so everything a micro-batch produced is
+written by the same ``foreachBatch`` call under one batch id and one
+checkpoint. Every sink write is keyed by the natural key, so a micro-batch
+replayed after a crash overwrites what it wrote before: Spark's checkpoint
+plus idempotent sinks give exactly-once results.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming.query import StreamingQuery
+
+from wid.errors import StateCapError
+from wid.io import dead_letter, kafka, lakehouse, sinks
+from wid.io.batch import Batch
+from wid.io.sql_sinks import Refused
+from wid.pipelines.read import checkpoint_of
+from wid.spark.compile import Compiled
+from wid.spark.group_cap import group_cap_message
+from wid.spark.stream_query import Handler, batch_timestamp_ms
+from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec, SinkSpec, StreamSpec
+from wid.spec.real_time import TRIGGER as REAL_TIME
+from wid.spec.window import Window
+
+Spec = PipelineSpec | JoinPipelineSpec
+
+
+def write_batch(spec: Spec, compiled: Compiled, step: Callable[[str], Any]) -> tuple[int | None, int]:
+    """Write a batch run's output to the target (upserting on the natural
+    key) and its dead letters, with the rows the target database could not
+    hold; returns (rows written, rows the target refused)."""
+    output = compiled.result.output
+    step(f"writing results to {sinks.describe(spec.target, spec.base_dir)}")
+    refused: Refused = []
+    batch = Batch(spec.name)
+    written = sinks.write(output, spec.target, spec.base_dir, compiled.natural_key, title=spec.name, refused=refused,
+                          batch=batch)
+    if written is None or spec.target.kind == "console":
+        written = output.count()
+    step("writing dead letters")
+    write_dead(compiled.result.dead_letter, spec, batch, refused)
+    return written, len(refused)
+
+
+def check_cap(windows: DataFrame, window: Window, pipeline: str) -> None:
+    """Raise StateCapError (docs/semantics.md#completeness message) when a window of
+    this micro-batch holds more groups than `max_groups_per_window`, naming
+    the earliest such window (so the message does not depend on
+    partitioning). In update mode only the groups updated in this
+    micro-batch are seen."""
+    cap = window.max_groups_per_window
+    if cap is None or window.definition.row_windows:  # a rolling row is its own window (as in batch)
+        return
+    start, end = window.window_start_column, window.window_end_column
+    over = windows.groupBy(start, end).count().where(F.col("count") > cap).orderBy(start, end).first()
+    if over is not None:
+        def iso(t: Any) -> str:
+            return str(t.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        raise StateCapError(group_cap_message(cap, pipeline) % (iso(over[0]), iso(over[1])))
+
+
+def write_dead(dead: DataFrame, spec: Spec, batch: Batch, refused: Refused, per_batch: bool = False) -> None:
+    """Write a run's or a micro-batch's dead letters, with the rows the
+    target refused: to Kafka one message each (`wid.io.kafka`), elsewhere
+    grouped and upserted (`wid.io.dead_letter`), keyed with the batch id
+    when `per_batch` (a stream)."""
+    if refused:
+        dead = dead.unionByName(dead_letter.refused_rows(dead.sparkSession, refused))
+    if spec.dead_letter.kind == "kafka":
+        kafka.send(kafka.dead_letter_messages(dead, batch), spec.dead_letter, batch)
+        return
+    grouped, key = dead_letter.grouped(dead, spec.name), list(dead_letter.KEY)
+    if per_batch:
+        grouped, key = grouped.withColumn("batch_id", F.lit(batch.batch_id).cast("long")), [*key, "batch_id"]
+    if spec.dead_letter.kind != "console" or not grouped.isEmpty():
+        sinks.write(grouped, spec.dead_letter, spec.base_dir, key, title="dead letters", batch=batch)
+
+
+def replay_since_ms(spark: SparkSession, checkpoint: str, batch_id: int, run_started_ms: int) -> int | None:
+    """When micro-batch `batch_id` first started (epoch ms), if an earlier
+    run started it (so this run replays it); None for a micro-batch this run
+    began."""
+    started = batch_timestamp_ms(spark, checkpoint, batch_id)
+    return started if started is not None and started < run_started_ms else None
+
+
+def stream_writer(spec: Spec, compiled: Compiled) -> Handler:
+    """The ``foreachBatch`` function over the WID operator's rows: delete
+    retracted windows, check the cap, upsert the output rows, and upsert
+    the grouped dead letters (rejected rows, late rows under ``dlq``, and
+    rows the target refused, with the batch id). It counts nothing: the
+    micro-batch's counts reach the driver as Spark's observed metrics
+    (`wid.pipelines.observed`), and the refused rows are read back from the
+    dead letter (`wid.io.dead_letter.refused_counts`), because under Spark
+    Connect this function runs on the server.
+
+    The rows are cached, and the first action on them is a count: one job,
+    run to its end, computes every shard's rows and so the whole
+    observation; the writes then read the cache (one more job per
+    micro-batch, no more work). Under Spark Connect a first read that stops
+    early (``isEmpty``, ``take``, a limit) caches a retracting shard's rows
+    but loses its counts row from the observation, so its rows go
+    uncounted with the accounting identity still holding
+    (``tests/pipelines/test_late_data.py``, run in the Connect leg). Spark's
+    scheduler drops a result task's accumulator updates once the task's
+    job has finished, which a read that stops early allows."""
+    stage = compiled.stream
+    if stage is None:
+        raise ValueError("a stream runs on the WID operator (wid.spark.compile)")
+    key = compiled.natural_key
+    checkpoint = checkpoint_of(spec)
+    first = [True]  # the first micro-batch of this run may replay one a crash interrupted
+    kafka_sinks = "kafka" in (spec.target.kind, spec.dead_letter.kind)
+    delta_sinks = "delta" in lakehouse.table_formats(spec)
+    run_started_ms = time.time_ns() // 1_000_000
+
+    query: list[str | None] = [None]  # the query's id, which a Delta sink's writes carry
+
+    def handle(rows: DataFrame, batch_id: int) -> None:
+        since = replay_since_ms(rows.sparkSession, checkpoint, batch_id, run_started_ms) if first[0] and kafka_sinks \
+            else None
+        if first[0] and delta_sinks:
+            query[0] = lakehouse.stream_id(rows.sparkSession, checkpoint)
+        first[0] = False
+        batch = Batch(spec.name, batch_id, since, query[0])
+        rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            rows.count()  # computes every shard's rows whole, and so the observation (see above)
+            if stage.retractions_of is not None:
+                retracted = stage.retractions_of(rows)
+                if not retracted.isEmpty():
+                    sinks.delete(retracted, spec.target, spec.base_dir, key, batch)
+            out = stage.output_of(rows)
+            if isinstance(spec, PipelineSpec):
+                check_cap(out, spec.window, spec.name)
+            refused: Refused = []
+            sinks.write(out, spec.target, spec.base_dir, key, title=spec.name, refused=refused, batch=batch)
+            write_dead(stage.dead_letters_of(rows), spec, batch, refused, per_batch=True)
+        finally:
+            rows.unpersist()
+    return handle
+
+
+def start_real_time(spec: PipelineSpec, compiled: Compiled, checkpoint: str) -> list[StreamingQuery]:
+    """Start a real-time-mode stage (`wid.spark.real_time`) as two queries on
+    its one Kafka source, each checkpointed in its own directory under
+    `checkpoint`: the windows (each row's update of its window, keyed by the
+    natural key) to the target topic, and the dead letters (rejected
+    messages as they arrived) to the dead-letter topic."""
+    batch = Batch(spec.name, None)  # no micro-batches, no batch ids
+    windows = kafka.window_messages(compiled.result.output, compiled.natural_key, batch)
+    dead = kafka.dead_letter_messages(compiled.result.dead_letter, batch)
+    root = checkpoint.rstrip("/")
+    return [_real_time_query(windows, spec.target, f"{root}/windows", f"wid-{spec.name}"),
+            _real_time_query(dead, spec.dead_letter, f"{root}/dead_letter", f"wid-{spec.name}-dead-letter")]
+
+
+def _real_time_query(messages: DataFrame, sink: SinkSpec, checkpoint: str, name: str) -> StreamingQuery:
+    trigger: dict[str, Any] = StreamSpec(REAL_TIME).spark_trigger()
+    writer = messages.writeStream.format("kafka").options(**kafka.writer_options(sink)).outputMode("update")
+    query: StreamingQuery = writer.option("checkpointLocation", checkpoint).trigger(**trigger).queryName(name).start()
+    return query
+
+
+__all__ = ["check_cap", "start_real_time", "stream_writer", "write_batch", "write_dead"]

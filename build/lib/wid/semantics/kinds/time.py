@@ -1,0 +1,104 @@
+"""Tumbling and hopping windows in the oracles (docs/semantics.md): a row
+lies in the windows `wids` gives; on a stream, the paper's two modes for a
+row late for some of its windows (Li et al., section 5).
+
+On a stream, window w (end e) still takes rows while the closing point
+``C < e + A`` (A: `allowed_lateness_ms` under ``reopen``, else 0). In
+``generous`` mode a row counts in those of its windows that still take rows
+and is late when none does; in ``consistent`` mode it is late when any of
+its windows no longer takes rows, and counts in all otherwise. A window
+emits (final) once ``e <= C``, if it holds any row; a window that takes a row
+after that (reopen) emits again, corrected; with ``emit = "on_update"`` a
+window that took a row and is still open emits its partial value.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from wid.semantics.kinds.base import KindSemantics, allowed_us
+from wid.semantics.rows import TS, Group, Row, key_of, window_head, window_row
+from wid.semantics.stream_types import Accepted, Admission, Emission
+from wid.semantics.timeunits import ms_to_us
+from wid.semantics.windowing import Hopping, Tumbling
+from wid.spec.window import Window
+
+
+def bucketed(good: list[dict[str, Any]], w: Window, wids: Callable[[int], Iterable[int]],
+             bounds: Callable[[int], tuple[int, int]]) -> list[dict[str, Any]]:
+    """One output row per (window, group) holding rows: each row goes to the
+    windows `wids` gives for its time, a window's bounds are `bounds`."""
+    buckets: dict[tuple[Any, ...], list[Row]] = defaultdict(list)
+    for r in good:
+        for window_id in wids(r[TS]):
+            buckets[(window_id, *key_of(r, w.group_by))].append(r)
+    out = []
+    for (window_id, *keys), extent in buckets.items():
+        start, end = bounds(window_id)
+        out.append(window_row(w, window_head(w, start, end, tuple(keys)), extent))
+    return out
+
+
+class TimeWindows(KindSemantics):
+    """A time window kind whose windows come from a `geometry`."""
+
+    def geometry(self, w: Window) -> Tumbling | Hopping:
+        """The windows of `w`, in microseconds (`wid.semantics.windowing`)."""
+        raise NotImplementedError
+
+    def evaluate(self, good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
+        g = self.geometry(w)
+        return bucketed(good, w, g.wids, g.bounds)
+
+    def rules(self, w: Window) -> TimeRules:
+        return TimeRules(w, self.geometry(w))
+
+
+class TumblingSemantics(TimeWindows):
+    name = "tumbling"
+
+    def geometry(self, w: Window) -> Tumbling:
+        return Tumbling(ms_to_us(w.duration_ms or 0), ms_to_us(w.origin_ms))
+
+
+class HoppingSemantics(TimeWindows):
+    name = "hopping"
+
+    def geometry(self, w: Window) -> Hopping:
+        return Hopping(ms_to_us(w.duration_ms or 0), ms_to_us(w.hop_ms or 0), ms_to_us(w.origin_ms))
+
+
+class TimeRules:
+    """`wid.semantics.stream_types.StreamRules` of tumbling and hopping windows."""
+
+    def __init__(self, w: Window, geometry: Tumbling | Hopping) -> None:
+        self.w, self.geometry, self.allowed = w, geometry, allowed_us(w)
+
+    def admit(self, ts: int, closed: int | None) -> Admission | None:
+        ids = self.geometry.wids(ts)
+        open_ids = [i for i in ids if closed is None or closed < self.geometry.bounds(i)[1] + self.allowed]
+        if not open_ids or (self.w.late_mode == "consistent" and len(open_ids) < len(ids)):
+            return None
+        return Admission(frozenset(open_ids))
+
+    def emit(self, key: Group, members: Sequence[Accepted], index: int, prev: int | None,
+             now: int | None) -> list[Emission]:
+        extents: dict[int, list[Accepted]] = defaultdict(list)
+        for a in members:
+            for window_id in a.windows:
+                extents[window_id].append(a)
+        out = []
+        for window_id in sorted(extents):
+            start, end = self.geometry.bounds(window_id)
+            touched = any(a.batch == index for a in extents[window_id])
+            closes = now is not None and end <= now and (prev is None or end > prev)
+            closed = now is not None and end <= now
+            if closes or (closed and touched) or (touched and self.w.emit == "on_update"):
+                row = window_row(self.w, window_head(self.w, start, end, key), [a.row for a in extents[window_id]])
+                out.append(Emission(row, final=closed))
+        return out
+
+
+__all__ = ["HoppingSemantics", "TimeRules", "TimeWindows", "TumblingSemantics", "bucketed"]

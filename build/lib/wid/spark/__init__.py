@@ -1,0 +1,1 @@
+"""Compilation of window specs to Spark DataFrame plans."""

@@ -1,0 +1,61 @@
+"""What each window kind is on the driver (docs/architecture.md#window-kinds):
+its batch plan and that plan's outline, the shape its WID operator engine
+needs, the input columns its operator rows carry, and what `wid explain`
+says of its state and of the ways it may hold data back. Looked up by the
+kind's name in `wid.spark.kinds.PLANS`; its fields and rules are its spec
+(`wid.spec.kinds`), its geometry and oracle its semantics
+(`wid.semantics.kinds`), its operator engine in
+`wid.kernels.operator.engines`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from wid.spark.execution import Execution, Planned
+from wid.spark.plan_context import Ctx
+from wid.spec.window import Window
+
+US = 1000
+
+
+class KindPlan:
+    """A window kind on the driver; each method reads the window."""
+
+    name: ClassVar[str]
+
+    def plan(self, ctx: Ctx) -> Planned:
+        """The batch plan over `ctx`'s good rows."""
+        raise NotImplementedError
+
+    def outline(self, w: Window, setting: str) -> Execution:
+        """How `plan` will run, from the spec alone, under ``spark.wid.paneMerge`` = `setting`."""
+        raise NotImplementedError
+
+    def operator_fields(self, w: Window, columns: Sequence[str], unordered: Sequence[str]) -> dict[str, Any]:
+        """The kind's fields of `wid.kernels.operator.layout.OperatorSpec`;
+        `columns` are the input columns in order, `unordered` those Spark
+        cannot sort."""
+        return {}
+
+    def operator_columns(self, w: Window, columns: Sequence[str]) -> list[str]:
+        """The input columns the operator's rows carry for the kind beyond
+        its keys and aggregation inputs."""
+        return []
+
+    def active_windows(self, w: Window) -> int | None:
+        """Windows a stream keeps open at once per group (None: unbounded)."""
+        return None
+
+    def warnings(self, w: Window, target_kind: str | None) -> list[str]:
+        """Ways this kind may hold data back or store fewer rows (`wid explain`)."""
+        return []
+
+
+def late_ms(w: Window) -> int:
+    """How far behind a window's end its rows may still come: the lateness,
+    and the reopen budget."""
+    return w.lateness_ms + (w.allowed_lateness_ms or 0)
+
+
+__all__ = ["KindPlan", "US", "late_ms"]

@@ -1,0 +1,73 @@
+"""The WID operator's output rows, as the driver reads them.
+
+The processor writes them on the executors (`wid.kernels.operator.output`):
+one schema for every kind of row, `KIND` saying which (`WINDOW_ROW`,
+`RETRACTION_ROW`, `LATE_ROW`, `REJECTED_ROW`, `COUNTS_ROW`: one shard's
+counts for the micro-batch, JSON in `STATS`). The operator's own plans
+(`wid.spark.operator`) build and split them; anything else on the driver
+(a pipeline observing the counts, `wid.pipelines.observed`) reads them
+through this module only, so that executor code is named from one place
+on the driver side (tests/test_layering.py holds it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from wid.kernels.operator.output import (
+    COUNTS_ROW,
+    KIND,
+    LATE_ROW,
+    REJECTED_ROW,
+    RETRACTION_ROW,
+    STATS,
+    WINDOW_ROW,
+)
+
+
+def of_kind(kind: str) -> Column:
+    """Whether an output row is of `kind` (`WINDOW_ROW`, `COUNTS_ROW`, ...):
+    ``KIND = kind``, a boolean Column to filter, count or pick by."""
+    return F.col(KIND) == kind
+
+
+@dataclass(frozen=True)
+class ShardCounts:
+    """A micro-batch's counts, summed over its shards' `COUNTS_ROW` JSON
+    (`wid.kernels.operator.shard`): data rows, rows rejected as bad input,
+    aggregated, late (dropped, to the dead letter), windows (or panes) and
+    (group, window) partials held; the latest shard's watermark and each
+    source's watermark (epoch microseconds, None before one exists)."""
+
+    rows: int = 0
+    rejected: int = 0
+    aggregated: int = 0
+    late_dropped: int = 0
+    late_dlq: int = 0
+    windows_active: int = 0
+    state_groups: int = 0
+    watermark_us: int | None = None
+    sources_us: dict[str, int | None] = field(default_factory=dict)
+
+
+_SUMMED = ("rows", "rejected", "aggregated", "late_dropped", "late_dlq", "windows_active", "state_groups")
+
+
+def shard_counts(stats: Iterable[str]) -> ShardCounts:
+    """The shards' `STATS` texts of one micro-batch, summed (`ShardCounts`)."""
+    docs = [json.loads(s) for s in stats]
+    marks = [d["watermark_us"] for d in docs if d["watermark_us"] is not None]
+    sources: dict[str, int | None] = {}
+    for d in docs:
+        sources.update(d["sources"])
+    return ShardCounts(**{k: sum(d.get(k, 0) for d in docs) for k in _SUMMED},
+                       watermark_us=max(marks) if marks else None, sources_us=sources)
+
+
+__all__ = ["COUNTS_ROW", "KIND", "LATE_ROW", "REJECTED_ROW", "RETRACTION_ROW", "STATS", "WINDOW_ROW", "ShardCounts",
+           "of_kind", "shard_counts"]

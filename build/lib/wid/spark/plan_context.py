@@ -1,0 +1,47 @@
+"""The planning context every batch plan of a window kind reads (`Ctx`):
+the window, its good rows, the pipeline's name for error messages, and the
+Spark forms of its aggregations."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from wid.aggregates.spark import Inputs, SparkAgg, spark_agg
+from wid.spark.columns import TS
+from wid.spec.aggregation import Aggregation
+from wid.spec.window import Window
+
+
+def holistic(window: Window) -> list[str]:
+    """Aliases of `window`'s aggregations with no constant-size merge."""
+    return [a.as_ for a in window.aggregations if a.holistic]
+
+
+@dataclass
+class Ctx:
+    """Planning context: the window, the good rows (with `TS`), the pipeline
+    name used in error messages."""
+
+    window: Window
+    rows: DataFrame
+    pipeline: str = "wid"
+
+    def aggs(self, where: Callable[[], Column] | None = None, extra: tuple[Aggregation, ...] = ()) -> list[SparkAgg]:
+        """The Spark forms of the window's aggregations, then `extra` hidden
+        ones; `where` makes the window's label for cap errors (`Inputs`)."""
+        types = {f.name: f.dataType for f in self.rows.schema.fields}
+        tb = F.col(self.window.tie_breaker) if self.window.tie_breaker else None
+        inputs = Inputs(types=types, ts_us=F.col(TS), tie_breaker=tb, where=where)
+        return [spark_agg(a, inputs) for a in (*self.window.aggregations, *extra)]
+
+    @property
+    def holistic(self) -> list[str]:
+        """Aliases of aggregations with no constant-size merge."""
+        return holistic(self.window)
+
+
+__all__ = ["Ctx", "holistic"]

@@ -1,0 +1,182 @@
+"""Creating or joining the Spark session wid runs on (docs/semantics.md#time:
+UTC), classic or Spark Connect.
+
+Who chooses where Spark runs, first match wins:
+
+1. a session already running in this process (a notebook's, a test's, a
+   job that called wid as a library);
+2. the launcher: ``spark-submit`` (its ``--master`` and ``--conf``), or
+   ``SPARK_REMOTE`` (a Spark Connect server, as PySpark reads it);
+3. wid's own ``remote`` (``wid run --remote sc://...``, ``[spark] remote``)
+   or ``master`` (``--master``, ``[spark] master``);
+4. ``local[*]``, the embedded default.
+
+Nothing here reaches for the driver's JVM: a session is configured
+through ``SparkSession.builder`` and ``spark.conf`` only, so the same code
+serves a Spark Connect client, which has neither.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import sys
+from typing import Any
+
+from wid.errors import MissingDependencyError
+from wid.versions import pip_install
+
+ARROW_MAX_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
+CALL_SITES = "spark.python.sql.dataFrameDebugging.enabled"  # static: set before the JVM starts
+SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
+UNCHECKED_BYTES = 2**31 - 1  # Spark skips its per-row size check at exactly this value
+LOG = logging.getLogger("wid")
+JAVA_FIX = "install OpenJDK 17 (Debian: apt-get install -y openjdk-17-jre-headless) or set JAVA_HOME"
+PYSPARK_FIX = (f"{pip_install('spark')} (PySpark, for local mode and clusters) or {pip_install('connect')} "
+               "(the thin pyspark-client, for a Spark Connect server)")
+# Settings of the JVM a classic session starts, which only its creator can make: Spark's UI, its
+# console progress bar and its log level (``spark.log.level``, as ``setLogLevel`` at start-up).
+CLASSIC_DEFAULTS = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+                    "spark.log.level": "ERROR", CALL_SITES: "false"}
+# Settings of the session, which any client may change: UTC (docs/semantics.md#time) and the
+# Arrow byte check (see `spark_session`).
+SESSION_DEFAULTS = {"spark.sql.session.timeZone": "UTC", ARROW_MAX_BYTES: str(UNCHECKED_BYTES)}
+
+
+def check_java() -> str:
+    """The path of the `java` Spark will start, or MissingDependencyError."""
+    home = os.environ.get("JAVA_HOME")
+    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    if not java or not os.path.exists(java):
+        raise MissingDependencyError("Java (needed by Spark)", JAVA_FIX)
+    return java
+
+
+def local_cores(master: str) -> int | None:
+    """The cores of a ``local``, ``local[N]`` or ``local[*]`` master, else None."""
+    match = re.fullmatch(r"local(?:\[(\*|\d+)(?:,\d+)?\])?", master)
+    if not match:
+        return None
+    n = match.group(1)
+    if n is None:
+        return 1
+    return (os.cpu_count() or 1) if n == "*" else int(n)
+
+
+def session_conf(master: str, conf: dict[str, Any]) -> dict[str, Any]:
+    """`conf` with wid's session defaults for `master` added where it sets
+    nothing (see `spark_session`)."""
+    conf = {**SESSION_DEFAULTS, **conf}
+    cores = local_cores(master)
+    if cores is not None:
+        conf.setdefault(SHUFFLE_PARTITIONS, str(cores))
+    return conf
+
+
+def is_connect(session: Any) -> bool:
+    """Whether `session` is a Spark Connect client session."""
+    return type(session).__module__.startswith("pyspark.sql.connect")
+
+
+def chosen_outside(remote: str | None = None) -> str | None:
+    """What chose where Spark runs before wid's own settings apply (see the
+    module docstring): ``"session"``, ``"spark-submit"``,
+    ``"SPARK_REMOTE"``, or None when nothing did."""
+    from pyspark.sql import SparkSession
+
+    if SparkSession.getActiveSession() is not None:
+        return "session"
+    if "PYSPARK_GATEWAY_PORT" in os.environ:  # launched by spark-submit, whose --master is already set
+        return "spark-submit"
+    if os.environ.get("SPARK_REMOTE"):
+        return "SPARK_REMOTE"
+    return None
+
+
+def spark_session(master: str | None = None, app_name: str = "wid", conf: dict[str, Any] | None = None,
+                  remote: str | None = None) -> Any:
+    """Get or create a SparkSession (classic, or Spark Connect when
+    `remote` or ``SPARK_REMOTE`` names a server) with the session time zone
+    set to UTC and, for a classic session wid starts, the UI off, Spark's
+    log at ERROR and Python workers on this interpreter.
+
+    `master` defaults to ``local[*]`` (the embedded default); `master` and
+    `remote` apply only where nothing else chose (`chosen_outside`). `conf`
+    holds Spark settings: all of them configure a classic session wid
+    starts; a running session or a Connect server takes only those a client
+    may change (the rest are the server's or the launcher's, and are
+    ignored). On a local master, ``spark.sql.shuffle.partitions`` defaults
+    to the cores: Spark's 200 is sized for clusters and makes small local
+    jobs slow, and a stateful streaming query pays for every partition in
+    every micro-batch, whatever it holds (a task that opens and commits its
+    state store, and for the WID operator a Python worker's handshake with
+    the state server); the partition count is fixed in a query's
+    checkpoint. ``spark.sql.execution.arrow.maxBytesPerBatch`` defaults to
+    its largest value, which turns off Spark 4's byte check after every row
+    sent to Python (a large share of the CPU of wid's fused NumPy passes,
+    which receive rows); batches stay capped at
+    ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows.
+    ``spark.python.sql.dataFrameDebugging.enabled`` defaults to false: with
+    it PySpark records the Python call site of every column expression
+    (extra JVM calls each), and wid's plans build hundreds of expressions
+    whose call sites are inside wid, useless in an error message.
+
+    Raises MissingDependencyError when PySpark (or, for a classic session,
+    Java) is missing."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as err:
+        raise MissingDependencyError("PySpark", PYSPARK_FIX) from err
+    conf = dict(conf or {})
+    outside = chosen_outside(remote)
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        session = active
+    elif remote and outside is None:
+        session = SparkSession.builder.remote(remote).appName(app_name).getOrCreate()
+    elif outside == "SPARK_REMOTE":
+        session = SparkSession.builder.appName(app_name).getOrCreate()  # PySpark reads SPARK_REMOTE itself
+    else:
+        session = _classic(None if outside else (master or "local[*]"), app_name, conf)
+    _set_session_conf(session, conf, created=active is None)
+    return session
+
+
+def _classic(master: str | None, app_name: str, conf: dict[str, Any]) -> Any:
+    """Start (or join spark-submit's) classic session, with every setting of
+    `conf` and wid's defaults; `master` None leaves it to the launcher."""
+    from pyspark.sql import SparkSession
+
+    check_java()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
+    for key, value in {**CLASSIC_DEFAULTS, **SESSION_DEFAULTS, **conf}.items():
+        builder = builder.config(key, str(value))
+    return builder.getOrCreate()
+
+
+def _set_session_conf(session: Any, conf: dict[str, Any], created: bool) -> None:
+    """Set wid's session defaults (with the local-master shuffle partitions
+    when wid created the session) and the settings of `conf` a client may
+    change on `session`; a running session keeps its own shuffle
+    partitions unless `conf` sets them."""
+    master = str(session.conf.get("spark.master", "") or "") if created and not is_connect(session) else ""
+    wanted = session_conf(master, conf) if created else {**SESSION_DEFAULTS, **conf}
+    kept = []
+    for key, value in wanted.items():
+        if str(session.conf.get(key, None)) == str(value):
+            continue
+        if session.conf.isModifiable(key):
+            session.conf.set(key, str(value))
+        elif key in conf:
+            kept.append(key)
+    if kept:
+        LOG.info("these settings are the running session's or the server's, and stay as they are: %s",
+                 ", ".join(sorted(kept)))
+
+
+__all__ = ["chosen_outside", "is_connect", "local_cores", "session_conf", "spark_session"]

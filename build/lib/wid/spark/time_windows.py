@@ -1,0 +1,176 @@
+"""Batch plans for tumbling, hopping and landmark windows (docs/architecture.md#execution-paths).
+
+- tumbling: bucket ``floor((ts - o)/d)``, then one ``groupBy``;
+- hopping: tumbling panes of ``gcd(d, h)`` aggregated by Spark, merged into
+  windows by `wid.spark.panes.sliding_panes` (cost independent of ``d/h``;
+  one vectorised NumPy pass per key partition when every field allows it);
+- landmark: hop-sized panes merged by running prefixes
+  (`wid.spark.panes.cumulative_panes`).
+
+Holistic aggregations (`med`, `percentile`, exact `count_distinct`) have no
+constant-size merge; with them, overlapping windows fall back to the *copy*
+form: each row is copied into each of its windows, as Spark's `window()`
+does, and `wid explain` says so. The copy form is also chosen when a row
+falls in at most `COPY_MAX_WINDOWS` windows: copying a row a few times inside
+Spark's code-generated aggregation costs less than the pane plan's trip
+through Arrow and Python (threshold measured, see `benchmarks/HISTORY.md`,
+"Batch hopping: the pane aggregate first").
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import functions as F
+
+from wid.semantics.windowing import Hopping
+from wid.spark import pane_plan, panes
+from wid.spark.columns import PANE, TS, WINDOW_ID, Exact, exact, ident, long_range, sql
+from wid.spark.execution import Execution, Planned, outline, planned
+from wid.spark.output import assemble, where_label
+from wid.spark.plan_context import Ctx, holistic
+from wid.spec.window import Window
+
+# A row in at most this many windows is copied into them. Measured on 1M and
+# 10M rows (2 cores): at 2 windows the copy form takes 0.55x and 1.04x the
+# pane plan's time, at 3 0.55x and 1.39x. On 1M rows copies win up to about
+# 5 windows, but their cost grows with the data and the pane plan's does not.
+COPY_MAX_WINDOWS = 2
+
+
+def _bounds(w: Window) -> tuple[int, int, int]:
+    """(origin, duration, hop) in microseconds."""
+    d = (w.duration_ms or 0) * 1000
+    h = (w.hop_ms or w.duration_ms or 0) * 1000
+    return w.origin_ms * 1000, d, h
+
+
+def _hopping(w: Window) -> Hopping:
+    """`w`'s windows (tumbling: hop = duration) in microseconds."""
+    o, d, h = _bounds(w)
+    return Hopping(d, h, o)
+
+
+def _extent(geo: Hopping) -> tuple[Exact, Exact]:
+    """``[start, end)`` of the window in WINDOW_ID."""
+    window_id = exact(WINDOW_ID)
+    return geo.start(window_id), geo.end(window_id)
+
+
+def tumbling(ctx: Ctx) -> Planned:
+    """Bucket then ``groupBy``: the whole plan is one hash aggregation,
+    grouped by the window id (one long), then the bounds computed from it.
+    Grouping by the bounds instead (two timestamps, as Spark's ``window()``
+    groups by its struct) saves the driver that projection's analysis but
+    costs more at run time with many groups (benchmarks/RESULTS.md,
+    "overhead")."""
+    w = ctx.window
+    geo = _hopping(w)
+    start, end = _extent(geo)
+    aggs = ctx.aggs(lambda: where_label(start.col, end.col, ctx.pipeline))
+    bucket = geo.last_window_starting_by(exact(TS))
+    grouped = panes.partials(ctx.rows, w.group_by, bucket, aggs, name=WINDOW_ID)
+    return planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p")), TUMBLING.forms[0], TUMBLING.why)
+
+
+TUMBLING = outline(("bucket + groupBy",), "a row is in exactly one tumbling window")
+COPY = "copy: each row into its windows"
+
+
+PANES_WHY = "windows overlap: each row is aggregated once into its pane, panes merge in O(n)"
+
+
+def hopping_shape(w: Window) -> tuple[str, str, tuple[str, ...]]:
+    """Which plan a hopping window takes, from its spec: ``bucket`` (hop =
+    duration: the tumbling plan), ``copy`` (holistic aggregations, or a row in at most
+    `COPY_MAX_WINDOWS` windows) or ``panes``; and why, and notes."""
+    _, d, h = _bounds(w)
+    if d == h:
+        return "bucket", "hop_ms equals duration_ms: the windows are tumbling", ()
+    copies, whole = -(-d // h), holistic(w)
+    if whole or copies <= COPY_MAX_WINDOWS:
+        why = (f"{', '.join(whole)} cannot merge panes in constant space" if whole else
+               f"a row is in at most {copies} windows: copying it costs less than merging panes "
+               f"(copy form up to {COPY_MAX_WINDOWS}, measured)")
+        return "copy", why, (f"cost grows with duration/hop = {d / h:g}",)
+    return "panes", PANES_WHY, ()
+
+
+def outline_hopping(w: Window, setting: str) -> Execution:
+    """How a hopping window's plan runs (see `hopping`) under
+    ``spark.wid.paneMerge`` = `setting`."""
+    shape, why, notes = hopping_shape(w)
+    if shape != "panes":
+        return outline(TUMBLING.forms if shape == "bucket" else (COPY,), why, notes)
+    pane_ms = _hopping(w).pane_us / 1000
+    return outline(tuple(f"panes of {pane_ms:g} ms + {how}" for how in panes.merges("sliding", setting)), why,
+                   pane_plan.outline_notes(setting))
+
+
+def outline_landmark(w: Window, setting: str) -> Execution:
+    """How a landmark window's plan runs (see `landmark`)."""
+    whole = holistic(w)
+    if whole:
+        return outline((COPY,), f"{', '.join(whole)} cannot merge panes in constant space",
+                       ("cost grows with the number of windows per period",))
+    return outline(tuple(f"hop panes + {how}" for how in panes.merges("cumulative", setting)),
+                   "landmark windows are prefixes of their period", pane_plan.outline_notes(setting))
+
+
+def hopping(ctx: Ctx) -> Planned:
+    """Panes merged into windows, or the copy form (`hopping_shape`)."""
+    w = ctx.window
+    geo = _hopping(w)
+    shape, why, notes = hopping_shape(w)
+    if shape == "bucket":
+        return planned(tumbling(ctx).output, TUMBLING.forms[0], why)
+    start, end = _extent(geo)
+    aggs = ctx.aggs(lambda: where_label(start.col, end.col, ctx.pipeline))
+    keys = list(w.group_by)
+    if shape == "copy":
+        ts = exact(TS)
+        ids = long_range(geo.first_window_ending_after(ts).col, geo.last_window_starting_by(ts).col)
+        copied = ctx.rows.select("*", F.explode(ids).alias(PANE))
+        grouped = panes.partials(copied, keys, exact(PANE), aggs, name=WINDOW_ID)
+        return planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p")), COPY, why, notes)
+    pane = geo.pane(exact(TS)).col
+    choice = pane_plan.choose(ctx.rows, keys, pane, aggs)
+    merged, how = panes.sliding_panes(ctx.rows, keys, pane, geo.panes, aggs, choice)
+    return planned(assemble(merged, w, start, end, values=panes.finished(aggs)), f"panes of {geo.pane_us / 1000:g} ms + {how}", why,
+                   (f"pane plan: {choice.why}",))
+
+
+def _last_pane(hop_us: int, landmark_us: int) -> Exact:
+    """Aggregate: the pane of the latest event time of the input."""
+    return (Exact(f"max({ident(TS)})") - landmark_us) // hop_us
+
+
+def landmark(ctx: Ctx) -> Planned:
+    """Cumulative windows from `landmark_ms`: without `max_duration_ms`, up
+    to the window holding the latest event time of the input (the windows
+    are unbounded); with it (Flink's CUMULATE), up to the end of each row's
+    period, which is finite."""
+    w = ctx.window
+    h, lm = (w.hop_ms or 0) * 1000, (w.landmark_ms or 0) * 1000
+    m = None if w.max_duration_ms is None else w.max_duration_ms * 1000
+    window_id = exact(WINDOW_ID)
+    end = (window_id + 1) * h + lm
+    start = Exact(f"{lm}L") if m is None else (window_id * h) // m * m + lm
+    aggs = ctx.aggs(lambda: where_label(start.col, end.col, ctx.pipeline))
+    keys = list(w.group_by)
+    last_col = "_wid_last"  # the last window a row's pane reaches
+    pane_of = (exact(TS) - lm) // h
+    period_last = None if m is None else (pane_of // (m // h) + 1) * (m // h) - 1  # the last pane of a row's period
+    pane = pane_of.col
+    if period_last is None:
+        rows = ctx.rows.crossJoin(F.broadcast(ctx.rows.agg(_last_pane(h, lm).col.alias(last_col))))
+    else:
+        rows = ctx.rows.withColumn(last_col, period_last.col)
+    expected = outline_landmark(w, "auto")
+    if ctx.holistic:
+        period_end = F.col(last_col) if period_last is None else sql(f"least({ident(last_col)}, {period_last.text})")
+        copied = rows.select("*", F.explode(long_range(pane, period_end)).alias(PANE))
+        grouped = panes.partials(copied, keys, exact(PANE), aggs, name=WINDOW_ID)
+        return planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p")), COPY, expected.why, expected.notes)
+    choice = pane_plan.choose(ctx.rows, keys, pane, aggs)
+    merged, how = panes.cumulative_panes(rows, keys, pane, None if m is None else m // h, last_col, aggs, choice)
+    return planned(assemble(merged, w, start, end, values=panes.finished(aggs)), f"hop panes + {how}", expected.why,
+                   (f"pane plan: {choice.why}",))

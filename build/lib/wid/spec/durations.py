@@ -1,0 +1,124 @@
+"""Durations and instants written the way Spark, Flink and Quix users write
+them, beside wid's integer milliseconds.
+
+Every ``*_ms`` key of a pipeline's TOML also takes its value under the key
+without the suffix, as text: a duration as Spark's interval strings write it
+(``duration = "1 hour"``, ``hop = "5 minutes"``, ``lateness = "1 minute 30
+seconds"``; Spark's ``window(ts, "10 minutes")``), and the landmark, an
+instant, as a timestamp (``landmark = "2013-01-01 00:00:00"``, UTC unless
+it names an offset, or a TOML date-time). One of the two keys, never both.
+In Python the ``*_ms`` fields also take a `datetime.timedelta` (an instant:
+a `datetime.datetime`), as Quix Streams' ``duration_ms`` does.
+
+Units: ``microsecond``, ``millisecond`` (``ms``), ``second`` (``s``),
+``minute`` (``min``), ``hour`` (``h``), ``day`` (``d``), ``week``, singular
+or plural, case-insensitive, with an optional leading ``interval``. Months
+and years have no fixed length and are refused, as Spark refuses them for a
+window. The sum must be a whole number of milliseconds. A guard whose Python
+value None turns it off (`max_future_ms`) takes ``"off"`` as its text
+(``max_future = "off"``).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal, InvalidOperation
+
+from wid.errors import ConfigError
+
+MS_PER_UNIT: dict[str, Decimal] = {
+    "microsecond": Decimal("0.001"), "millisecond": Decimal(1), "ms": Decimal(1), "second": Decimal(1000),
+    "s": Decimal(1000), "sec": Decimal(1000), "minute": Decimal(60_000), "min": Decimal(60_000),
+    "hour": Decimal(3_600_000), "h": Decimal(3_600_000), "day": Decimal(86_400_000), "d": Decimal(86_400_000),
+    "week": Decimal(604_800_000),
+}
+INSTANTS = ("landmark_ms",)  # epoch-ms fields that are points in time, not durations
+OFF = "off"  # the text that turns off a guard whose Python value is None (``max_future = "off"``)
+SWITCHABLE = ("max_future_ms",)  # fields that take OFF
+_TERM = re.compile(r"\s*([+-]?\d+(?:\.\d+)?)\s*([a-z]+)\s*", re.I)
+
+
+def _unit(word: str) -> Decimal | None:
+    word = word.lower()
+    if word in MS_PER_UNIT:
+        return MS_PER_UNIT[word]
+    return MS_PER_UNIT.get(word[:-1]) if word.endswith("s") else None
+
+
+def parse_duration_ms(text: str, field: str) -> int:
+    """`text` (``"1 hour 30 minutes"``) in milliseconds. Raises
+    ConfigError naming `field` for text Spark would not read as a fixed
+    interval, or one that is not a whole number of milliseconds."""
+    body = re.sub(r"^\s*interval\s+", "", text.strip(), flags=re.I)
+    total, at = Decimal(0), 0
+    while at < len(body):
+        match = _TERM.match(body, at)
+        unit = _unit(match.group(2)) if match else None
+        if match is None or unit is None:
+            raise ConfigError(field, f"cannot read {text!r} as a duration",
+                              'write it as Spark does, e.g. "10 minutes", "1 hour 30 minutes", "500 milliseconds"')
+        try:
+            total += Decimal(match.group(1)) * unit
+        except InvalidOperation as err:  # pragma: no cover - the pattern admits only numbers
+            raise ConfigError(field, f"cannot read {text!r} as a duration") from err
+        at = match.end()
+    if at == 0:
+        raise ConfigError(field, "is empty", 'write a duration, e.g. "10 minutes"')
+    if total != total.to_integral_value():
+        raise ConfigError(field, f"{text!r} is not a whole number of milliseconds")
+    return int(total)
+
+
+def parse_instant_ms(value: str | datetime, field: str) -> int:
+    """An instant (``"2013-01-01 00:00:00"``, ISO 8601, UTC unless it names
+    an offset; or a datetime) in epoch milliseconds. Raises ConfigError
+    naming `field`."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise ConfigError(field, f"cannot read {value!r} as a timestamp",
+                              'write it as "2013-01-01 00:00:00" (UTC) or "2013-01-01T00:00:00+01:00"') from None
+    if not isinstance(value, datetime):
+        raise ConfigError(field, f"must be a timestamp, got {value!r}")
+    aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    delta = aware - datetime(1970, 1, 1, tzinfo=UTC)
+    return _whole_ms(delta, field)
+
+
+def _whole_ms(delta: timedelta, field: str) -> int:
+    us = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    if us % 1000:
+        raise ConfigError(field, f"{delta} is not a whole number of milliseconds")
+    return us // 1000
+
+
+def as_ms(value: object, field: str) -> object:
+    """A Python value of an ``*_ms`` field in milliseconds: a `timedelta`
+    (an instant field: a `datetime`) converted, anything else unchanged
+    (the field's own check judges it)."""
+    if isinstance(value, datetime):
+        return parse_instant_ms(value, field) if field in INSTANTS else value
+    if isinstance(value, timedelta) and field not in INSTANTS:
+        return _whole_ms(value, field)
+    return value
+
+
+def written_value(field: str, value: object, path: str) -> int | None:
+    """The milliseconds of TOML key `field` without its ``_ms`` (``duration =
+    "1 hour"``), for the ``*_ms`` field `field`; None for `OFF` where the
+    field takes it (`SWITCHABLE`)."""
+    if field in SWITCHABLE and isinstance(value, str) and value.strip().lower() == OFF:
+        return None
+    if field in INSTANTS:
+        if not isinstance(value, str | datetime):
+            raise ConfigError(path, f"must be a timestamp, got {value!r}")
+        return parse_instant_ms(value, path)
+    if not isinstance(value, str):
+        raise ConfigError(path, f"must be a duration as text, got {value!r}",
+                          f'e.g. "10 minutes", or give {field} in milliseconds')
+    return parse_duration_ms(value, path)
+
+
+__all__ = ["INSTANTS", "MS_PER_UNIT", "OFF", "SWITCHABLE", "as_ms", "parse_duration_ms", "parse_instant_ms", "written_value"]
