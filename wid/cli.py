@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-from rich.text import Text
 
 from wid import __version__
 from wid.cli_report import err_console, say
@@ -22,6 +21,7 @@ from wid.spark_output import SparkOutput
 from wid.spec.pipeline import JoinPipelineSpec
 from wid.spec.real_time import FORM as REAL_TIME_FORM
 from wid.spec.toml_io import load_pipeline
+from wid.versions import check_install
 
 # Help texts are printed as written: Rich markup would eat their square brackets ([spark], local[2]).
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -54,7 +54,9 @@ def _guard(debug: bool, action: Callable[[], T]) -> T:
     """Run `action`; an error becomes one to three lines (what, where, the
     fix) and exit status 2, or its stack trace with `debug`. An error wid
     does not know is its root cause in one line (`wid.spark.errors.root_cause`:
-    the innermost cause Spark's message holds), then where Spark's log is."""
+    the innermost cause Spark's message holds; when that says only that
+    Spark did not start, the cause in Spark's log, `cause_in_log`), then
+    where Spark's log is."""
     try:
         return action()
     except WidError as err:
@@ -65,10 +67,13 @@ def _guard(debug: bool, action: Callable[[], T]) -> T:
     except Exception as err:  # an error wid does not know: still one line, and where to look
         if debug:
             raise
-        from wid.spark.errors import root_cause
+        from wid.spark.errors import cause_in_log, root_cause, says_nothing
 
         text = str(err).strip()
-        cause = root_cause(text) or f"{type(err).__name__}: {text.splitlines()[0] if text else ''}"
+        cause = root_cause(text)
+        if says_nothing(cause) and SPARK_OUTPUT.path:  # Spark did not start: why is in its log
+            cause = cause_in_log(Path(SPARK_OUTPUT.path).read_text(encoding="utf-8", errors="replace")) or cause
+        cause = cause or f"{type(err).__name__}: {text.splitlines()[0] if text else ''}"
         err_console.print(f"error: {cause}", style="bold red")
         log = f"; Spark's log: {SPARK_OUTPUT.path}" if SPARK_OUTPUT.path else ""
         say(f"rerun with --debug for the stack trace{log}", err=True)
@@ -127,6 +132,7 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
         ) -> None:
     """Run a pipeline: source -> [transform] sql -> window -> target (batch, or
     streaming when the source is a stream)."""
+    _guard(debug, check_install)  # before pyspark is imported: a broken one may not import
     from wid.cli_report import batch_line, summary
     from wid.pipelines.read import session_for
     from wid.pipelines.report import preview
@@ -178,7 +184,7 @@ def _where(spec: Any, master: str | None, remote: str | None) -> Any:
         return spec
     from dataclasses import replace
 
-    from wid.spec.pipeline import check_spark_table
+    from wid.spec.spark_table import check_spark_table
 
     spark = {k: v for k, v in spec.spark.items() if k not in ("master", "remote")}
     spark.update({k: v for k, v in (("master", master), ("remote", remote)) if v is not None})
@@ -249,6 +255,7 @@ def explain(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt 
         explanation(spec, _guard(debug, lambda: outline(spec)), isinstance(spec, JoinPipelineSpec), plan)
         say("  (from the file alone; --plan compiles it on Spark for the exact plan)")
         return
+    _guard(debug, check_install)
     _quiet_spark(verbose)
 
     def go() -> Any:
@@ -263,23 +270,18 @@ def explain(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt 
 
 @app.command()
 def doctor(fetch_kafka: Annotated[bool, typer.Option(
-        "--fetch-kafka", help="First fetch Spark's Kafka connector into Ivy's cache.")] = False) -> None:
+        "--fetch-kafka", help="First fetch Spark's Kafka connector into Ivy's cache.")] = False,
+        debug: DebugOpt = False, verbose: VerboseOpt = False) -> None:
     """Check Java, Spark, PySpark, the optional packages and Spark's Kafka connector."""
-    from rich.table import Table
-
-    from wid.cli_report import console
+    from wid.cli_report import doctor_lines
     from wid.doctor import checks, fetch_kafka_connector
 
     if fetch_kafka:
-        fetch_kafka_connector()
-    table = Table(title="wid doctor")
-    for col in ("check", "status", "found", "fix"):
-        table.add_column(col, overflow="fold")
+        _quiet_spark(verbose)
+        with err_console.status("fetching Spark's Kafka connector", spinner="dots"):
+            _guard(debug, fetch_kafka_connector)
     found = checks()
-    styles = {"ok": "green", "missing": "red", "optional": "yellow"}
-    for c in found:
-        table.add_row(c.name, Text(c.status_text, style=styles[c.status]), c.found, c.fix)
-    console.print(table)
+    doctor_lines(found)
     if any(c.status == "missing" for c in found):
         raise typer.Exit(1)
 

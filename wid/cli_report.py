@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
 from wid.terminal import Terminal, shown
 
@@ -137,6 +138,18 @@ def preview(rows: list[dict[str, Any]], heading: str) -> None:
     console.print(table)
 
 
+def doctor_lines(checks: list[Any]) -> None:
+    """``wid doctor``'s checks (`wid.doctor.Check`), one line each (its
+    status, what it checks, what was found), and its fix on the next,
+    indented: lines wrap at the terminal's width, never cut."""
+    styles = {"ok": "green", "missing": "red", "optional": "yellow"}
+    say("wid doctor", style="bold")
+    for c in checks:
+        console.print(Text.assemble((f"{c.status:<9}", styles[c.status]), f"{c.name}: {c.found}"))
+        if c.fix:
+            say(f"{'':9}fix: {c.fix}")
+
+
 def explanation(spec: Any, ex: Any, join: bool, plan: bool) -> None:
     """``wid explain``'s text for `ex` (`wid.spark.explain.Explanation`)."""
     say(f"pipeline {spec.name}", style="bold")
@@ -160,5 +173,5 @@ def explanation(spec: Any, ex: Any, join: bool, plan: bool) -> None:
         say(ex.physical_plan)
 
 
-__all__ = ["batch_line", "console", "err_console", "explanation", "open_windows", "preview", "say", "summary",
+__all__ = ["batch_line", "console", "doctor_lines", "err_console", "explanation", "open_windows", "preview", "say", "summary",
            "title", "when"]

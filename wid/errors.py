@@ -42,6 +42,17 @@ class MissingDependencyError(WidError):
         super().__init__(f"{what} is missing. Fix: {fix}")
 
 
+class SetupError(WidError):
+    """The Python environment is broken in a way wid can name (two
+    distributions that install the same ``pyspark`` module, PySpark's files
+    of another release than its jars): what is wrong, then how to fix it."""
+
+    def __init__(self, problem: str, fix: str) -> None:
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"{problem}. Fix: {fix}")
+
+
 class StateCapError(WidError):
     """A declared state cap (`max_groups_per_window`,
     `max_distinct_values_per_group`) was hit; wid fails rather than grow."""

@@ -18,7 +18,7 @@ from wid.pipelines.checkpoint import remove_stale_temp_files
 from wid.pipelines.follow import STALL_NOTICE_S, StallWatch, follow, interrupts, kafka_brokers
 from wid.pipelines.metrics import Metrics
 from wid.pipelines.observed import observation, observed
-from wid.pipelines.read import checkpoint_of, compile_pipeline, session_for
+from wid.pipelines.read import check_before_spark, checkpoint_of, compile_pipeline, session_for
 from wid.pipelines.report import BatchTally, Report, tally
 from wid.pipelines.write import start_real_time, stream_writer, write_batch
 from wid.spark import stream_query
@@ -27,6 +27,7 @@ from wid.spark.compile import Compiled
 from wid.spark.errors import translate
 from wid.spark.explain import GB, state_bound
 from wid.spark.operator.cache_files import cache_dirs, drop_cache_dirs
+from wid.spark.spark_session import is_connect
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
 from wid.spec.real_time import TRIGGER as REAL_TIME
 
@@ -48,7 +49,10 @@ def run(spec: Spec, spark: SparkSession | None = None, *, step: Callable[[str], 
     current. Raises ConfigError, MissingDependencyError,
     StateCapError or SinkError on errors a user can fix."""
     started = time.monotonic()
-    spark = spark or session_for(spec)
+    if spark is None:
+        spark = session_for(spec)  # which checks what Spark will connect to first
+    elif not is_connect(spark):  # a Connect server talks to Kafka itself
+        check_before_spark(spec)
     step("compiling")
     compiled = compile_pipeline(spark, spec)
     explained = compiled.result.explain
