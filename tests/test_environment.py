@@ -187,6 +187,46 @@ def test_doctor_fetching_the_kafka_connector_offline_fails_in_one_line(tmp_path:
     assert done.stdout == ""  # no table after a failed fetch
 
 
+# -- the data --------------------------------------------------------------------------------------------
+
+def test_a_stream_failing_inside_a_micro_batch_names_the_cause_and_the_fix(tmp_path: Path) -> None:
+    """Parquet files whose ``ts`` is in nanoseconds (pandas' and pyarrow's
+    default): Spark refuses the column inside the stream's first
+    micro-batch; the cause is Spark's error on that column, with the fix."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (tmp_path / "land").mkdir()
+    ts = pa.array([1_714_554_060_000_000_000, 1_714_554_120_000_000_000], pa.timestamp("ns"))
+    pq.write_table(pa.table({"k": ["a", "b"], "ts": ts, "v": [1.0, 2.0]}), tmp_path / "land" / "a.parquet")
+    (tmp_path / "payments.toml").write_text("""
+name = "payments"
+
+[source]
+format = "parquet"
+path = "land"
+stream = true
+schema = "k STRING, ts TIMESTAMP, v DOUBLE"
+
+[transform.window]
+kind = "tumbling"
+duration = "5 minutes"
+event_time_column = "ts"
+group_by = ["k"]
+max_groups_per_window = 10
+
+[[transform.window.aggregations]]
+agg = "count"
+as = "n"
+
+[spark]
+master = "local[1]"
+""")
+    line = one_error(wid(tmp_path, "run", "--quiet", "payments.toml"), "[FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_")
+    assert "[ts]" in line and "a.parquet" in line and "coerce_timestamps='us'" in line
+    assert not (tmp_path / "payments.sqlite").exists()
+
+
 # -- the Python packages ----------------------------------------------------------------------------------
 
 def fake_site(root: Path, module: str | None, jars: str | None, distributions: dict[str, str]) -> dict[str, str]:

@@ -67,13 +67,13 @@ def _guard(debug: bool, action: Callable[[], T]) -> T:
     except Exception as err:  # an error wid does not know: still one line, and where to look
         if debug:
             raise
-        from wid.spark.errors import cause_in_log, root_cause, says_nothing
+        from wid.spark.errors import cause_in_log, root_cause, says_nothing, with_fix
 
         text = str(err).strip()
         cause = root_cause(text)
         if says_nothing(cause) and SPARK_OUTPUT.path:  # Spark did not start: why is in its log
             cause = cause_in_log(Path(SPARK_OUTPUT.path).read_text(encoding="utf-8", errors="replace")) or cause
-        cause = cause or f"{type(err).__name__}: {text.splitlines()[0] if text else ''}"
+        cause = with_fix(cause) if cause else f"{type(err).__name__}: {text.splitlines()[0] if text else ''}"
         err_console.print(f"error: {cause}", style="bold red")
         log = f"; Spark's log: {SPARK_OUTPUT.path}" if SPARK_OUTPUT.path else ""
         say(f"rerun with --debug for the stack trace{log}", err=True)

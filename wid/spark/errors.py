@@ -154,6 +154,8 @@ _LOG_ERROR = re.compile(r"^\S+ \S+ ERROR .*$", re.M)  # a log4j line at ERROR: w
 _MAIN = re.compile(r'^Exception in thread "[^"]*" (.+)$', re.M)  # spark-submit's own failure (Ivy, arguments)
 _JAVA = re.compile(r"^((?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error)\b(?::.*)?)$", re.M)
 _UNRESOLVED = re.compile(r"unresolved dependency: ([\w.-]+)#([\w.-]+);([\w.-]+)")
+# a Parquet timestamp in nanoseconds, as Spark refuses it: declared as TIMESTAMP, or read without a schema
+_NANOS = re.compile(r"TIMESTAMP\(NANOS|Expected Spark type timestamp(?:_ntz)?, actual Parquet type INT64")
 _IVY_SERVER = re.compile(r"Server access error at url \S+ \((.+)\)\s*$", re.M)
 
 
@@ -175,17 +177,25 @@ def cause_in_log(log: str) -> str | None:
     fix."""
     main = _MAIN.findall(log)
     if main:
-        return _known(main[-1].strip(), log)
+        return with_fix(main[-1].strip(), log)
     errors_at = [m.end() for m in _LOG_ERROR.finditer(log)]
     if not errors_at:
         return None
     tail = log[errors_at[-1]:]
     first = _JAVA.search(tail)
-    return root_cause(tail) or (_known(first.group(1).strip(), log) if first else None)
+    return root_cause(tail) or (with_fix(first.group(1).strip(), log) if first else None)
 
 
-def _known(cause: str, log: str) -> str:
-    """`cause` with its fix, for a failure whose fix wid knows."""
+def with_fix(cause: str, log: str = "") -> str:
+    """`cause` (a root cause, one line) with its fix, for the failures whose
+    fix wid knows: a package Spark cannot fetch (what Ivy met is in its
+    `log`), a Parquet timestamp in nanoseconds."""
+    if ". Fix: " in cause:
+        return cause
+    if _NANOS.search(cause):
+        return (f"{cause}. Fix: the file stores its timestamps in nanoseconds, which Spark does not read as "
+                "TIMESTAMP: write them in microseconds (pyarrow: pq.write_table(..., coerce_timestamps='us'); "
+                "pandas: df.to_parquet(..., coerce_timestamps='us'))")
     missing = _UNRESOLVED.search(cause)
     if missing is None:
         return cause
