@@ -187,6 +187,26 @@ def test_doctor_fetching_the_kafka_connector_offline_fails_in_one_line(tmp_path:
     assert done.stdout == ""  # no table after a failed fetch
 
 
+# -- the inputs ---------------------------------------------------------------------------------------------
+
+def test_validate_names_a_missing_input_file_without_spark(payments: Path) -> None:
+    (payments / "payments.csv").unlink()
+    for command in ("validate", "run"):
+        line = one_error(wid(payments, command, "payments.toml"), "source.path: no such file or directory: ")
+        assert str(payments / "payments.csv") in line
+    assert list((payments / "tmp").glob("wid-spark-*.log")) == []  # neither started Spark
+    nothing_written(payments)
+
+
+def test_validate_names_a_column_the_declared_schema_lacks_without_spark(payments: Path) -> None:
+    toml = payments / "payments.toml"
+    toml.write_text(toml.read_text().replace('group_by = ["shop"]', 'group_by = ["store"]'))
+    line = one_error(wid(payments, "validate", "payments.toml"),
+                     "transform.window.group_by: column 'store' is not in the source's schema")
+    assert "shop, ts, amount" in line and "Fix: " in line
+    assert list((payments / "tmp").glob("wid-spark-*.log")) == []
+
+
 # -- the data --------------------------------------------------------------------------------------------
 
 def test_a_stream_failing_inside_a_micro_batch_names_the_cause_and_the_fix(tmp_path: Path) -> None:

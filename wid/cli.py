@@ -108,8 +108,12 @@ class _ConsoleLog(logging.Handler):
 
 @app.command()
 def validate(pipeline: PipelineArg, debug: DebugOpt = False) -> None:
-    """Check a pipeline file without starting Spark."""
+    """Check a pipeline file without starting Spark: its keys and values, its local input files, and the columns
+    it names against the sources' declared schemas."""
+    from wid.spec.inputs import check_inputs
+
     spec = _guard(debug, lambda: load_pipeline(pipeline))
+    _guard(debug, lambda: check_inputs(spec))
     if isinstance(spec, JoinPipelineSpec):
         j = spec.join.join
         say(f"ok: pipeline {spec.name}, window join {list(j.window)} ms, {len(j.metrics)} metric(s), "
@@ -138,8 +142,10 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
     from wid.pipelines.report import preview
     from wid.pipelines.run import run as run_pipeline
     from wid.progress import SparkProgress
+    from wid.spec.inputs import check_inputs
 
     spec = _guard(debug, lambda: _where(load_pipeline(pipeline), master, remote))
+    _guard(debug, lambda: check_inputs(spec))  # before Spark starts
     streaming = spec.source.is_stream
     # Served before Spark starts: a bad or busy port fails at once, in one line.
     metrics = _guard(debug, lambda: _metrics(spec, metrics_port)) if streaming else None

@@ -38,7 +38,8 @@ from wid.spark.panes import by_key
 from wid.spark.prepare import NOW_US, Check, event_time_us, good_rows, malformed, marked
 from wid.spark.shipping import ship
 from wid.spec.aggregation import Aggregation
-from wid.spec.join import SYSTEM_TIME, ColumnMetric, Metric, WindowJoin, metric_alias
+from wid.spec.inputs import join_columns
+from wid.spec.join import SYSTEM_TIME, ColumnMetric, WindowJoin, metric_alias
 
 SIDE = "_wid_side"
 RAW = "_wid_c"  # + j: the raw right values med/percentile and non-aggregate metrics read
@@ -84,13 +85,7 @@ def _check_columns(df: DataFrame, join: WindowJoin, side: str) -> None:
     reserved = [c for c in df.columns if c.startswith(PREFIX) and c != CORRUPT]
     if reserved:
         raise ConfigError(side, f"column '{reserved[0]}' uses the reserved prefix {PREFIX}", "rename it")
-    j = 0 if side == "left" else 1
-    wanted = [(f"matching_column[{j}]", k) for k in join.matching_column[j]]
-    if join.time_column is not None:
-        wanted.append((f"time_column[{j}]", join.time_column[j]))
-    if side == "right":
-        wanted += [(f"metrics[{i}].column", c) for i, m in enumerate(join.metrics) for c in _columns(m)]
-    for role, col in wanted:
+    for role, col in join_columns(join, side):
         if col not in df.columns:
             raise ConfigError(role, f"column '{col}' is not in the {side} input (columns: {', '.join(df.columns)})",
                               "fix the name (metrics read right columns; left columns pass through)")
@@ -110,10 +105,6 @@ def _check_numeric(right: DataFrame, join: WindowJoin) -> None:
                 if not isinstance(types[c], T.NumericType):
                     raise ConfigError(f"metrics[{i}].column", f"{m.agg} needs a numeric column; '{c}' is "
                                       f"{types[c].simpleString()}", "cast it in join.right_sql, or pick a number column")
-
-
-def _columns(metric: Metric) -> tuple[str, ...]:
-    return (metric.column,) if isinstance(metric, ColumnMetric) else metric.columns
 
 
 def check_aliases(join: WindowJoin, columns: list[str]) -> None:

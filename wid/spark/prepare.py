@@ -32,10 +32,10 @@ from wid.semantics import reasons
 from wid.semantics.timeunits import MAX_US, MIN_US, US_PER_MS
 from wid.spark.columns import CORRUPT, PREFIX, REASON, TS, ident, sql_string, wall_clock_us
 from wid.spark.source_files import with_source_file
+from wid.spec.inputs import window_columns
 from wid.spec.pipeline import KAFKA_VALUE
 from wid.spec.window import Window
 
-_ROLES = ("event_time_column", "gap_column", "order_by", "tie_breaker")
 NUMERIC = "_wid_num_"  # + column: a string column an aggregation reads as a number, as DOUBLE
 REJECTED_FILE = "_wid_rejected_file"  # the file a rejected row was read from (NULL for good rows)
 DEAD_LETTER_COLUMNS = ("reason", "source", "source_file", "row_json")
@@ -51,11 +51,7 @@ def check_columns(df: DataFrame, window: Window) -> None:
     if reserved:
         raise ConfigError("input", f"column '{reserved[0]}' uses the reserved prefix {PREFIX}",
                           "rename it in a [transform] sql pre-stage")
-    wanted: list[tuple[str, str]] = [(role, getattr(window, role)) for role in _ROLES if getattr(window, role)]
-    wanted += [("partition_by", c) for c in window.partition_by] + [("group_by", c) for c in window.group_by]
-    for i, agg in enumerate(window.aggregations):
-        wanted += [(f"aggregations[{i}].column", c) for c in agg.columns]
-    for role, col in wanted:
+    for role, col in window_columns(window):
         if col not in have:
             raise ConfigError(role, f"column '{col}' is not in the input (columns: {listing})",
                               "fix the name, or derive the column in a [transform] sql pre-stage")
