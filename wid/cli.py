@@ -17,6 +17,7 @@ import typer
 from wid import __version__
 from wid.cli_report import err_console, say
 from wid.errors import ConfigError, WidError
+from wid.pipelines.rejections import DEFAULT_SHARE, STRICT_EXIT
 from wid.spark_output import SparkOutput
 from wid.spec.pipeline import JoinPipelineSpec
 from wid.spec.real_time import FORM as REAL_TIME_FORM
@@ -133,11 +134,17 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
             "--metrics-port", help="Serve Prometheus metrics on this port (streaming pipelines).")] = None,
         metrics_linger: Annotated[float, typer.Option(
             "--metrics-linger", help="Seconds the metrics stay up after the summary, for a last scrape.")] = 15.0,
+        rejected_above: Annotated[float, typer.Option(
+            "--rejected-above", min=0, max=100,
+            help="Warn when a batch (or a micro-batch) rejects more than this percentage of its rows as bad input, "
+                 "with its first rejected value and a fix.")] = 100 * DEFAULT_SHARE,
+        strict: Annotated[bool, typer.Option(
+            "--strict", help=f"Exit with status {STRICT_EXIT} when a batch rejects more than --rejected-above.")] = False,
         ) -> None:
     """Run a pipeline: source -> [transform] sql -> window -> target (batch, or
     streaming when the source is a stream)."""
     _guard(debug, check_install)  # before pyspark is imported: a broken one may not import
-    from wid.cli_report import batch_line, summary
+    from wid.cli_report import batch_line, rejections_warnings, summary
     from wid.pipelines.read import session_for
     from wid.pipelines.report import preview
     from wid.pipelines.run import run as run_pipeline
@@ -160,11 +167,13 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
         with SparkProgress(spark, err_console, enabled=enabled) as progress:
             report = run_pipeline(spec, spark, step=progress.step, metrics=metrics,
                                   on_progress=batch_line if not quiet else lambda _: None,
-                                  on_notice=say if not quiet else lambda _: None)
+                                  on_notice=say if not quiet else lambda _: None, rejected_share=share)
         return report, preview(spec)
 
+    share = rejected_above / 100
     report, rows = _guard(debug, go)
     summary(report, _what(spec), rows, real_time=report.form == REAL_TIME_FORM)
+    loud = rejections_warnings(report, share, None if isinstance(spec, JoinPipelineSpec) else spec.window)
     if metrics is not None:
         _linger(metrics.port, metrics_linger)
     if not report.identity_holds:
@@ -174,6 +183,8 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
         when = f"after micro-batch {report.batches[-1].batch_id}" if report.batches else "before a micro-batch ended"
         say(f"stopped on an interrupt {when}: run again to resume from the checkpoint")
         raise typer.Exit(130)
+    if strict and loud:
+        raise typer.Exit(STRICT_EXIT)
 
 
 def _what(spec: Any) -> str:

@@ -138,6 +138,23 @@ def preview(rows: list[dict[str, Any]], heading: str) -> None:
     console.print(table)
 
 
+def rejections_warnings(report: Any, share: float, window: Any, shown: int = 3) -> int:
+    """Warn, one line each, about the batches of `report` that rejected
+    more than `share` of their rows (the first `shown` of them, then how
+    many more), with the first rejected value and a fix
+    (`wid.pipelines.rejections`); returns how many there were."""
+    from wid.pipelines.rejections import warning
+
+    found = report.rejections(share)
+    time_column = getattr(window, "event_time_column", None)
+    for r in found[:shown]:
+        say("warning: " + warning(r, share, time_column), style="yellow", err=True)
+    if len(found) > shown:
+        say(f"warning: {len(found) - shown} more micro-batches rejected more than {100 * share:g} % of their rows",
+            style="yellow", err=True)
+    return len(found)
+
+
 def doctor_lines(checks: list[Any]) -> None:
     """``wid doctor``'s checks (`wid.doctor.Check`), one line each (its
     status, what it checks, what was found), and its fix on the next,
@@ -173,5 +190,5 @@ def explanation(spec: Any, ex: Any, join: bool, plan: bool) -> None:
         say(ex.physical_plan)
 
 
-__all__ = ["batch_line", "console", "doctor_lines", "err_console", "explanation", "open_windows", "preview", "say", "summary",
+__all__ = ["batch_line", "console", "doctor_lines", "rejections_warnings", "err_console", "explanation", "open_windows", "preview", "say", "summary",
            "title", "when"]
