@@ -63,7 +63,8 @@ def _guard(debug: bool, action: Callable[[], T]) -> T:
     except WidError as err:
         if debug:
             raise
-        err_console.print("error: " + str(err), style="bold red")
+        shown = err.in_toml() if isinstance(err, ConfigError) else err  # a command runs pipeline files
+        err_console.print("error: " + str(shown), style="bold red")
         raise typer.Exit(2) from None
     except Exception as err:  # an error wid does not know: still one line, and where to look
         if debug:

@@ -87,7 +87,8 @@ def _check_columns(df: DataFrame, join: WindowJoin, side: str) -> None:
         raise ConfigError(side, f"column '{reserved[0]}' uses the reserved prefix {PREFIX}", "rename it")
     for role, col in join_columns(join, side):
         if col not in df.columns:
-            raise ConfigError(role, f"column '{col}' is not in the {side} input (columns: {', '.join(df.columns)})",
+            listing = ", ".join(c for c in df.columns if not c.startswith(PREFIX))
+            raise ConfigError(role, f"column '{col}' is not in the {side} input (columns: {listing})",
                               "fix the name (metrics read right columns; left columns pass through)")
     if side == "right":
         _check_numeric(df, join)
@@ -258,7 +259,8 @@ def null_fill(df: DataFrame, join: WindowJoin) -> DataFrame:
     types = {f.name: f.dataType for f in df.schema.fields}
     for column, value in join.null_fill.items():
         if column not in types:
-            raise ConfigError(f"null_fill.{column}", f"is not an output column (columns: {', '.join(df.columns)})")
+            listing = ", ".join(c for c in df.columns if not c.startswith(PREFIX))
+            raise ConfigError(f"null_fill.{column}", f"is not an output column (columns: {listing})")
         t = types[column]
         numeric, text, flag = isinstance(t, T.NumericType), isinstance(t, T.StringType), isinstance(t, T.BooleanType)
         fits = (numeric and isinstance(value, int | float) and not isinstance(value, bool)) or (

@@ -46,14 +46,15 @@ def check_columns(df: DataFrame, window: Window) -> None:
     """Raise ConfigError naming the field when a column the window reads is
     missing, or when the input uses wid's reserved ``_wid_`` prefix."""
     have = set(df.columns)
-    listing = ", ".join(df.columns)
+    listing = ", ".join(c for c in df.columns if not c.startswith(PREFIX))  # wid's own columns are not the user's
     reserved = [c for c in df.columns if c.startswith(PREFIX) and c != CORRUPT]
     if reserved:
         raise ConfigError("input", f"column '{reserved[0]}' uses the reserved prefix {PREFIX}",
-                          "rename it in a [transform] sql pre-stage")
+                          "rename it (DataFrame.withColumnRenamed)", "rename it in a [transform] sql pre-stage")
     for role, col in window_columns(window):
         if col not in have:
             raise ConfigError(role, f"column '{col}' is not in the input (columns: {listing})",
+                              "fix the name, or derive the column (DataFrame.withColumn)",
                               "fix the name, or derive the column in a [transform] sql pre-stage")
 
 
@@ -114,12 +115,14 @@ def event_time_us(df: DataFrame, name: str, unit: str, field: str = "event_time_
             raw = f"unix_micros(try_to_timestamp({col}))"
         else:
             raise ConfigError(field, f"column '{name}' is {dtype.simpleString()}, "
-                              "not a timestamp", f"declare {field} = 'ms' or 'us' for epoch numbers")
+                              "not a timestamp", f"give {field}='ms' or 'us' for epoch numbers",
+                              f"declare {field} = 'ms' or 'us' for epoch numbers")
         us = raw
     else:
         if not isinstance(dtype, T.IntegralType | T.StringType | T.DecimalType):
             raise ConfigError(field, f"{field} = '{unit}' needs an integer column; "
-                              f"'{name}' is {dtype.simpleString()}", "cast it in a [transform] sql pre-stage")
+                              f"'{name}' is {dtype.simpleString()}", "cast it (F.col(...).cast('long'))",
+                              "cast it in a [transform] sql pre-stage")
         raw = f"{'CAST' if isinstance(dtype, T.IntegralType) else 'try_cast'}({col} AS BIGINT)"
         us = f"try_multiply({raw}, {US_PER_MS}L)" if unit == "ms" else raw
     checks: list[Check] = [(f"({col} IS NOT NULL AND {raw} IS NULL)", reasons.UNPARSEABLE_EVENT_TIME)] if text else []
