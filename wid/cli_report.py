@@ -62,6 +62,8 @@ def summary(report: Any, what: str, rows: list[dict[str, Any]], real_time: bool 
     """The summary of a run (`wid.pipelines.report.Report`), batch or
     stream, and a few rows of the target."""
     table = Table(title=title(report, what), show_header=False)
+    table.add_column(no_wrap=True)  # what each row counts: the longest label fits in 80 columns
+    table.add_column(overflow="fold")  # counts, paths: a path too long for the line is folded, never cut
     if real_time:
         table.add_row("rows counted", "no: Spark's real-time mode keeps no per-row accounting (see the docs)")
         _places(table, report)
@@ -125,14 +127,25 @@ def _places(table: Table, report: Any) -> None:
 
 
 def preview(rows: list[dict[str, Any]], heading: str) -> None:
-    """`rows` as a table whose values are never cut: timestamps whole on one
-    line (`when`), other long values folded onto further lines; names and
-    values printed as text (`wid.terminal.shown`)."""
+    """`rows` as a table whose names and values are never cut: timestamps
+    whole on one line (`when`), names on one line; when such a table is
+    wider than the terminal, one block per row instead (each column's name
+    and value on a line, as psql's expanded display), long values folded
+    onto further lines. Names and values are printed as text
+    (`wid.terminal.shown`)."""
     cells = [[shown(f"{v:.3f}" if isinstance(v, float) else when(v)) for v in r.values()] for r in rows]
+    names = [shown(n) for n in rows[0]]
+    widths = [max(len(n), *(len(c[i]) for c in cells)) for i, n in enumerate(names)]
+    if sum(widths) + 3 * len(widths) + 1 > console.width:
+        say(heading)
+        for number, c in enumerate(cells, 1):
+            say(f"-[ row {number} ]-")
+            for name, value in zip(names, c, strict=True):
+                console.print(Text.assemble((f"{name:<{max(map(len, names))}}", "bold"), " ", value), overflow="fold")
+        return
     table = Table(title=shown(heading))
-    for i, (name, first) in enumerate(rows[0].items()):
-        stamp = isinstance(first, str) and _ISO.match(first) is not None
-        table.add_column(shown(name), overflow="fold", no_wrap=stamp, min_width=max(len(c[i]) for c in cells) if stamp else None)
+    for name, width in zip(names, widths, strict=True):
+        table.add_column(name, no_wrap=True, min_width=width)
     for c in cells:
         table.add_row(*c)
     console.print(table)

@@ -118,10 +118,11 @@ def reason_counts(prepared: DataFrame) -> dict[str | None, int]:
 
 
 def startup_notes(spec: Spec, compiled: Compiled) -> list[str]:
-    """What a streaming run says before it starts: how its stage runs and,
-    for a window, docs/semantics.md#completeness's state bound, with a warning above 1 GB."""
+    """What a streaming run says before it starts: how its stage runs, in
+    one short line (why, and the plan, are `wid explain`'s) and, for a
+    window, docs/semantics.md#completeness's state bound, with a warning above 1 GB."""
     explained = compiled.result.explain
-    notes = [f"{'window' if isinstance(spec, PipelineSpec) else 'join'} stage: {explained.form} ({explained.why})"]
+    notes = [f"{'window' if isinstance(spec, PipelineSpec) else 'join'} stage: {explained.form}"]
     if isinstance(spec, PipelineSpec):
         total, text = state_bound(spec.window)
         notes.append(f"state bound: {text}")
