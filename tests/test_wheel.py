@@ -42,8 +42,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
 
     home = tmp_path_factory.mktemp("wheel")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    source = home / "source"  # what the wheel is built from, copied: building writes build/ and *.egg-info/ there
+    shutil.copytree(ROOT / "wid", source / "wid", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
     dist = home / "dist"
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)], home, env)
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(source)], home, env)
     wheel = next(dist.glob("*.whl"))
     venv = home / "venv"
     _run([sys.executable, "-m", "venv", str(venv)], home, env)

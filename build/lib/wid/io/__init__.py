@@ -1,1 +1,0 @@
-"""Sources, sinks and the dead-letter output (docs/semantics.md#pipelines)."""

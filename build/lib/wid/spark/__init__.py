@@ -1,1 +1,0 @@
-"""Compilation of window specs to Spark DataFrame plans."""
