@@ -207,6 +207,14 @@ def test_validate_names_a_column_the_declared_schema_lacks_without_spark(payment
     assert list((payments / "tmp").glob("wid-spark-*.log")) == []
 
 
+def test_a_python_source_whose_module_is_missing_names_the_extra(payments: Path) -> None:
+    toml = payments / "payments.toml"
+    toml.write_text(toml.read_text().replace('format = "csv"\npath = "payments.csv"',
+                                             'format = "python"\nobject = "no_such_module_for_wid:rows"'))
+    line = one_error(wid(payments, "run", "payments.toml"), "Python module 'no_such_module_for_wid' (source.object)")
+    assert "pip install 'spark-wid[examples]'" in line
+    nothing_written(payments)
+
 # -- the data --------------------------------------------------------------------------------------------
 
 def test_a_stream_failing_inside_a_micro_batch_names_the_cause_and_the_fix(tmp_path: Path) -> None:
