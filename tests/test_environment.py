@@ -98,8 +98,25 @@ def test_a_standalone_master_that_does_not_answer_fails_in_one_line(payments: Pa
 
 # -- Kafka ------------------------------------------------------------------------------------------------
 
+def count_per_key(event_time: str = "") -> str:
+    """The window of the pipelines below: rows per key ``k`` in 5-minute
+    windows (by `event_time`, a TOML line, when given), with the bound on
+    groups a stream needs."""
+    return f"""[transform.window]
+kind = "tumbling"
+duration = "5 minutes"
+{event_time}
+group_by = ["k"]
+max_groups_per_window = 10
+
+[[transform.window.aggregations]]
+agg = "count"
+as = "n"
+"""
+
+
 def kafka_pipeline(servers: str, topic: str, dead_letter: str | None = None) -> str:
-    """Counts per key a minute from Kafka `topic` into SQLite; dead letters
+    """Counts per key (`count_per_key`) from Kafka `topic` into SQLite; dead letters
     to Kafka topic `dead_letter` when given."""
     dead = (f'\n[dead_letter]\nkind = "kafka"\ntopic = "{dead_letter}"\nbootstrap_servers = "{servers}"\n'
             if dead_letter else "")
@@ -112,15 +129,7 @@ topic = "{topic}"
 bootstrap_servers = "{servers}"
 schema = "k STRING, v DOUBLE"
 
-[transform.window]
-kind = "tumbling"
-duration = "1 minute"
-group_by = ["k"]
-max_groups_per_window = 10
-
-[[transform.window.aggregations]]
-agg = "count"
-as = "n"
+{count_per_key()}
 
 [target]
 kind = "sqlite"
@@ -227,7 +236,7 @@ def test_a_stream_failing_inside_a_micro_batch_names_the_cause_and_the_fix(tmp_p
     (tmp_path / "land").mkdir()
     ts = pa.array([1_714_554_060_000_000_000, 1_714_554_120_000_000_000], pa.timestamp("ns"))
     pq.write_table(pa.table({"k": ["a", "b"], "ts": ts, "v": [1.0, 2.0]}), tmp_path / "land" / "a.parquet")
-    (tmp_path / "payments.toml").write_text("""
+    (tmp_path / "payments.toml").write_text(f"""
 name = "payments"
 
 [source]
@@ -236,16 +245,7 @@ path = "land"
 stream = true
 schema = "k STRING, ts TIMESTAMP, v DOUBLE"
 
-[transform.window]
-kind = "tumbling"
-duration = "5 minutes"
-event_time_column = "ts"
-group_by = ["k"]
-max_groups_per_window = 10
-
-[[transform.window.aggregations]]
-agg = "count"
-as = "n"
+{count_per_key('event_time_column = "ts"')}
 
 [spark]
 master = "local[1]"
