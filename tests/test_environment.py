@@ -293,6 +293,8 @@ def test_a_pyspark_module_of_another_release_than_its_jars_is_named(payments: Pa
                      "the pyspark module's Python files are release 4.2.0, but Spark's jars")
     assert "pip install --force-reinstall 'pyspark==4.3.0'" in line
     nothing_written(payments)
+    doctor = wid(payments, "doctor", env=env)
+    assert doctor.returncode == 1 and "4.2.0" in doctor.stdout and "--force-reinstall" in doctor.stdout, doctor.stdout
 
 
 def test_a_remote_session_without_the_connect_packages_names_the_extra(payments: Path) -> None:
