@@ -111,10 +111,11 @@ def produce_rows(kafka: Kafka, topic: str, messages: list[kafka_client.Message],
     return out
 
 
-def start_kafka() -> Iterator[Kafka]:
-    """A broker for the session, stopped at its end."""
+def start_kafka(overrides: dict[str, str] | None = None) -> Iterator[Kafka]:
+    """A broker for the session (with `overrides` over its settings,
+    `tools.kafka_broker.properties`), stopped at its end."""
     home = Path(tempfile.mkdtemp(prefix="wid-kafka-"))
-    broker = kafka_broker.start(home)
+    broker = kafka_broker.start(home, overrides=overrides)
     try:
         yield Kafka(broker)
     finally:

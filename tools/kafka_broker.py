@@ -72,8 +72,9 @@ class Broker:
         return f"127.0.0.1:{self.port}"
 
 
-def properties(directory: Path, port: int, controller_port: int) -> str:
-    """``server.properties`` of a one-node KRaft cluster on 127.0.0.1."""
+def properties(directory: Path, port: int, controller_port: int, overrides: dict[str, str] | None = None) -> str:
+    """``server.properties`` of a one-node KRaft cluster on 127.0.0.1, with
+    `overrides` over its settings."""
     settings = {
         "process.roles": "broker,controller", "node.id": "1",
         "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller_port}",
@@ -92,22 +93,23 @@ def properties(directory: Path, port: int, controller_port: int) -> str:
         "log.segment.bytes": "1048576",  # the smallest Kafka 4 accepts
         "log.retention.ms": "-1", "log.retention.bytes": "-1",
     }
-    return "".join(f"{k}={v}\n" for k, v in settings.items())
+    return "".join(f"{k}={v}\n" for k, v in {**settings, **(overrides or {})}.items())
 
 
 def _java(lib: Path, *args: str) -> list[str]:
     return ["java", *JVM, f"-Dlog4j2.configurationFile={HERE / 'log4j2.properties'}", "-cp", f"{lib}/*", *args]
 
 
-def start(directory: Path, port: int = 0, timeout_s: float = 120) -> Broker:
+def start(directory: Path, port: int = 0, timeout_s: float = 120, overrides: dict[str, str] | None = None) -> Broker:
     """Format `directory` (first use) and start a broker there on `port` (0:
-    a free one); returns once it is ready. Raises BrokerError with the
-    broker's log when it dies or is not ready within `timeout_s`."""
+    a free one), with `overrides` over its settings (`properties`); returns
+    once it is ready. Raises BrokerError with the broker's log when it dies
+    or is not ready within `timeout_s`."""
     lib = jars()
     directory.mkdir(parents=True, exist_ok=True)
     port, controller = port or free_port(), free_port()
     config = directory / "server.properties"
-    config.write_text(properties(directory, port, controller))
+    config.write_text(properties(directory, port, controller, overrides))
     if not (directory / "data" / "meta.properties").exists():
         cluster = subprocess.run(_java(lib, "kafka.tools.StorageTool", "random-uuid"), capture_output=True,
                                  text=True, check=True).stdout.strip().splitlines()[-1]

@@ -23,11 +23,12 @@ from typing import Any
 import tomli_w
 
 from wid.errors import ConfigError
-from wid.spec import window as window_module
 from wid.spec.aggregation import Aggregation
 from wid.spec.catalog import AGGREGATIONS
 from wid.spec.join import ColumnMetric, JoinStage, WindowJoin
-from wid.spec.pipeline import SPARK_KEYS, SinkSpec, SourceSpec, StreamSpec
+from wid.spec.kinds import KINDS, kinds_taking
+from wid.spec.pipeline import SinkSpec, SourceSpec, StreamSpec
+from wid.spec.spark_table import SPARK_KEYS
 from wid.spec.toml_io import loads_pipeline
 from wid.spec.window import Punctuation, Window
 
@@ -35,6 +36,11 @@ from wid.spec.window import Punctuation, Window
 NOTES: dict[type, dict[str, str]] = {
     Window: {
         "kind": "The window kind: how rows map to extents ([Windows and extents](../concepts/windows.md)).",
+        "aggregations": "The aggregates, in output order: `Aggregation(agg, column, as_=...)` in Python, "
+                        "`[[transform.window.aggregations]]` tables in TOML ([Aggregations](toml.md#aggregations)).",
+        "max_future_ms": "A row whose event time lies more than this ahead of its micro-batch's processing time is "
+                         "rejected (\"event time in the future\") and moves no watermark; one day by default. None "
+                         "(TOML: `max_future = \"off\"`) turns the guard off.",
         "event_time_column": "The column holding each row's event time. Required with `time_mode = \"event\"`; "
                              "a Kafka source defaults it to the message timestamp `_event_ts`.",
         "event_time_unit": "How the event-time column is read: `timestamp` (a Spark TIMESTAMP, TIMESTAMP_NTZ or a "
@@ -262,8 +268,8 @@ def accepted(table: Table, key: str) -> bool:
 
 
 def _kinds_note(name: str) -> str:
-    kinds = getattr(window_module, "_KIND_FIELDS", {}).get(name)
-    required = [k for k, names in getattr(window_module, "_REQUIRED", {}).items() if name in names]
+    kinds = kinds_taking(name)
+    required = [k for k, kind in KINDS.items() if name in kind.required]
     parts = []
     if kinds:
         parts.append("Kinds: " + ", ".join(kinds) + ".")

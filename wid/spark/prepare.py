@@ -32,10 +32,10 @@ from wid.semantics import reasons
 from wid.semantics.timeunits import MAX_US, MIN_US, US_PER_MS
 from wid.spark.columns import CORRUPT, PREFIX, REASON, TS, ident, sql_string, wall_clock_us
 from wid.spark.source_files import with_source_file
+from wid.spec.inputs import window_columns
 from wid.spec.pipeline import KAFKA_VALUE
 from wid.spec.window import Window
 
-_ROLES = ("event_time_column", "gap_column", "order_by", "tie_breaker")
 NUMERIC = "_wid_num_"  # + column: a string column an aggregation reads as a number, as DOUBLE
 REJECTED_FILE = "_wid_rejected_file"  # the file a rejected row was read from (NULL for good rows)
 DEAD_LETTER_COLUMNS = ("reason", "source", "source_file", "row_json")
@@ -46,18 +46,15 @@ def check_columns(df: DataFrame, window: Window) -> None:
     """Raise ConfigError naming the field when a column the window reads is
     missing, or when the input uses wid's reserved ``_wid_`` prefix."""
     have = set(df.columns)
-    listing = ", ".join(df.columns)
+    listing = ", ".join(c for c in df.columns if not c.startswith(PREFIX))  # wid's own columns are not the user's
     reserved = [c for c in df.columns if c.startswith(PREFIX) and c != CORRUPT]
     if reserved:
         raise ConfigError("input", f"column '{reserved[0]}' uses the reserved prefix {PREFIX}",
-                          "rename it in a [transform] sql pre-stage")
-    wanted: list[tuple[str, str]] = [(role, getattr(window, role)) for role in _ROLES if getattr(window, role)]
-    wanted += [("partition_by", c) for c in window.partition_by] + [("group_by", c) for c in window.group_by]
-    for i, agg in enumerate(window.aggregations):
-        wanted += [(f"aggregations[{i}].column", c) for c in agg.columns]
-    for role, col in wanted:
+                          "rename it (DataFrame.withColumnRenamed)", "rename it in a [transform] sql pre-stage")
+    for role, col in window_columns(window):
         if col not in have:
             raise ConfigError(role, f"column '{col}' is not in the input (columns: {listing})",
+                              "fix the name, or derive the column (DataFrame.withColumn)",
                               "fix the name, or derive the column in a [transform] sql pre-stage")
 
 
@@ -118,12 +115,14 @@ def event_time_us(df: DataFrame, name: str, unit: str, field: str = "event_time_
             raw = f"unix_micros(try_to_timestamp({col}))"
         else:
             raise ConfigError(field, f"column '{name}' is {dtype.simpleString()}, "
-                              "not a timestamp", f"declare {field} = 'ms' or 'us' for epoch numbers")
+                              "not a timestamp", f"give {field}='ms' or 'us' for epoch numbers",
+                              f"declare {field} = 'ms' or 'us' for epoch numbers")
         us = raw
     else:
         if not isinstance(dtype, T.IntegralType | T.StringType | T.DecimalType):
             raise ConfigError(field, f"{field} = '{unit}' needs an integer column; "
-                              f"'{name}' is {dtype.simpleString()}", "cast it in a [transform] sql pre-stage")
+                              f"'{name}' is {dtype.simpleString()}", "cast it (F.col(...).cast('long'))",
+                              "cast it in a [transform] sql pre-stage")
         raw = f"{'CAST' if isinstance(dtype, T.IntegralType) else 'try_cast'}({col} AS BIGINT)"
         us = f"try_multiply({raw}, {US_PER_MS}L)" if unit == "ms" else raw
     checks: list[Check] = [(f"({col} IS NOT NULL AND {raw} IS NULL)", reasons.UNPARSEABLE_EVENT_TIME)] if text else []

@@ -17,6 +17,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from wid.errors import MissingDependencyError
+from wid.versions import pip_install
 
 Handler = Callable[[DataFrame, int], None]
 
@@ -81,7 +82,7 @@ def start(output: DataFrame, checkpoint: str, handle: Handler, trigger: dict[str
     return query
 
 
-SERVER_PYTHON_FIX = ("install it there: pip install 'wid[server]' (wid with pyspark[connect]), or point the server's "
+SERVER_PYTHON_FIX = (f"install it there: {pip_install('server')} (wid with pyspark[connect]), or point the server's "
                      "PYSPARK_PYTHON at a Python that has them")
 
 

@@ -8,7 +8,9 @@ seconds"``; Spark's ``window(ts, "10 minutes")``), and the landmark, an
 instant, as a timestamp (``landmark = "2013-01-01 00:00:00"``, UTC unless
 it names an offset, or a TOML date-time). One of the two keys, never both.
 In Python the ``*_ms`` fields also take a `datetime.timedelta` (an instant:
-a `datetime.datetime`), as Quix Streams' ``duration_ms`` does.
+a `datetime.datetime`), as Quix Streams' ``duration_ms`` does, and text as
+TOML writes it, under the same key without ``_ms``:
+``Window(duration="5 minutes")`` (`text_keys`).
 
 Units: ``microsecond``, ``millisecond`` (``ms``), ``second`` (``s``),
 ``minute`` (``min``), ``hour`` (``h``), ``day`` (``d``), ``week``, singular
@@ -21,9 +23,13 @@ value None turns it off (`max_future_ms`) takes ``"off"`` as its text
 
 from __future__ import annotations
 
+import functools
+import inspect
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from wid.errors import ConfigError
 
@@ -121,4 +127,32 @@ def written_value(field: str, value: object, path: str) -> int | None:
     return parse_duration_ms(value, path)
 
 
-__all__ = ["INSTANTS", "MS_PER_UNIT", "OFF", "SWITCHABLE", "as_ms", "parse_duration_ms", "parse_instant_ms", "written_value"]
+def text_keys(init: Callable[..., None]) -> Callable[..., None]:
+    """`init` (a dataclass's ``__init__``) taking each ``*_ms`` field also
+    under its name without ``_ms``, as TOML does: text (``duration="5
+    minutes"``, `written_value`; an instant: a timestamp), or a
+    `timedelta`. The object keeps the text as written (`written`), so that
+    a TOML dump writes it back so. Raises ConfigError naming the key when
+    both are given (an ``*_ms`` None counts as not given) or the text does
+    not read."""
+    names = set(inspect.signature(init).parameters)
+
+    @functools.wraps(init)
+    def __init__(self: object, *args: Any, **kwargs: Any) -> None:
+        written = []
+        for key in [k for k in kwargs if k not in names and f"{k}_ms" in names]:
+            value = kwargs.pop(key)
+            if kwargs.get(f"{key}_ms") is not None:
+                raise ConfigError(key, f"is given twice, as {key} and {key}_ms", "keep one of them")
+            if isinstance(value, str):
+                written.append((key, value))
+                value = written_value(f"{key}_ms", value, key)
+            kwargs[f"{key}_ms"] = value
+        init(self, *args, **kwargs)
+        if written:
+            object.__setattr__(self, "written", tuple(written))
+    return __init__
+
+
+__all__ = ["INSTANTS", "MS_PER_UNIT", "OFF", "SWITCHABLE", "as_ms", "parse_duration_ms", "parse_instant_ms", "text_keys",
+           "written_value"]

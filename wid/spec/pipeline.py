@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -24,6 +23,7 @@ from wid.spec.secrets import (
     resolved_options,
     with_password,
 )
+from wid.spec.spark_table import check_spark_table
 from wid.spec.sql_query import check_query
 from wid.spec.window import Window
 
@@ -178,7 +178,7 @@ class SinkSpec:
       read at run time from the environment variable named by `url_env`;
       `password_env` names a variable holding the password (so that neither
       the file nor a dump holds it); `table`. The same upsert with ``INSERT
-      ... ON CONFLICT DO UPDATE`` (needs ``pip install 'wid[postgres]'``).
+      ... ON CONFLICT DO UPDATE`` (needs ``pip install 'spark-wid[postgres]'``).
     - ``parquet``: `path` (directory), `mode` ``append`` (the default; a
       rerun duplicates rows, and wid warns at start-up) or ``overwrite``.
     - ``console``: prints up to `rows` rows.
@@ -419,34 +419,6 @@ class PipelineSpec:
 
     def __repr__(self) -> str:
         return _masked_repr(self, spark=masked_spark(self.spark))
-
-
-SPARK_KEYS = ("master", "remote", "conf")
-
-
-def check_spark_table(spark: dict[str, Any], named: Callable[[str], str] = "spark.{}".format) -> None:
-    """The ``[spark]`` table: `master` (``local[*]``, ``spark://host:7077``,
-    ``yarn``...) or `remote` (a Spark Connect server, ``sc://host:15002``),
-    not both, and `conf`, a table of Spark settings. Raises ConfigError
-    naming the key as `named` writes it (``spark.master``; the command
-    line's ``--master`` for a value given there)."""
-    for key in spark:
-        if key not in SPARK_KEYS:
-            raise ConfigError(named(key), "unknown key", "use " + ", ".join(SPARK_KEYS))
-    for key in ("master", "remote"):
-        if key in spark and (not isinstance(spark[key], str) or not spark[key]):
-            raise ConfigError(named(key), f"must be a string, got {spark[key]!r}")
-    if "master" in spark and "remote" in spark:
-        raise ConfigError(named("remote"), "a pipeline runs either on a master or on a Spark Connect server",
-                          f"keep one of {named('master')} and {named('remote')}")
-    if "remote" in spark and not str(spark["remote"]).startswith("sc://"):
-        raise ConfigError(named("remote"), f"a Spark Connect URL starts with sc://, got {mask_url(str(spark['remote']))!r}",
-                          "e.g. sc://127.0.0.1:15002")
-    if str(spark.get("master", "")).startswith("sc://"):
-        raise ConfigError(named("master"), "sc:// names a Spark Connect server",
-                          f"give {mask_url(str(spark['master']))!r} as {named('remote')}")
-    if not isinstance(spark.get("conf", {}), dict):
-        raise ConfigError(named("conf"), "must be a table of Spark settings")
 
 
 def check_pipeline_name(name: object) -> str:

@@ -90,6 +90,9 @@ def build(cls: type, table: object, path: str, nested: dict[str, Any] | None = N
             kwargs[f"{key}_ms"] = written_value(f"{key}_ms", value, f"{path}.{key}")
             written.append((key, value))
             continue
+        if key.endswith("_ms") and key in keys and isinstance(value, str):  # text goes under the key without _ms
+            raise ConfigError(f"{path}.{key}", f"must be a whole number of milliseconds, got {value!r}",
+                              f'give the text as {key[:-3]} = "{value}"')
         if key not in keys:
             close = difflib.get_close_matches(key, [*keys, *_texts(keys)], n=1)
             raise ConfigError(f"{path}.{key}", "unknown key",

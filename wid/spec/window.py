@@ -2,8 +2,9 @@
 
 Time inside wid is int64 microseconds since the Unix epoch (UTC); spec fields
 carry their unit in their name (`duration_ms`), and also take a
-`datetime.timedelta` (`landmark_ms` a `datetime.datetime`); TOML also takes
-Spark's duration strings (`wid.spec.durations`). Every time window is
+`datetime.timedelta` (`landmark_ms` a `datetime.datetime`) and Spark's
+duration strings (``"5 minutes"``), under their name or without its
+``_ms`` (``duration="5 minutes"``), as TOML does (`wid.spec.durations`). Every time window is
 half-open, ``[start, end)``, aligned to the epoch plus `origin_ms`.
 """
 
@@ -15,7 +16,7 @@ from typing import Any, Literal
 
 from wid.errors import ConfigError
 from wid.spec.aggregation import Aggregation
-from wid.spec.durations import as_ms
+from wid.spec.durations import as_ms, text_keys
 from wid.spec.kinds import KIND_FIELDS, NAMES, Kind, kinds_taking
 from wid.spec.kinds import KINDS as DEFINITIONS
 from wid.spec.names import check_identifier, check_name, check_names
@@ -163,16 +164,17 @@ class Window:
 
     # -- one constructor per kind: it takes that kind's fields, and the fields every kind shares --------------
     @classmethod
-    def tumbling(cls, duration_ms: Any, *, origin_ms: Any = 0, **common: Any) -> Window:
+    def tumbling(cls, duration_ms: Any = None, *, origin_ms: Any = None, **common: Any) -> Window:
         """Tumbling windows of `duration_ms` d aligned to `origin_ms` o: window
         w is ``[o + w*d, o + (w+1)*d)``. `common`: the fields every kind
         shares (`event_time_column`, `group_by`, `aggregations`,
-        `lateness_ms`...). Raises ConfigError naming a field of another kind,
-        and as `Window` does."""
+        `lateness_ms`...). Each ``*_ms`` also takes text under its name
+        without ``_ms``: ``Window.tumbling(duration="5 minutes")``. Raises
+        ConfigError naming a field of another kind, and as `Window` does."""
         return cls._of("tumbling", {"duration_ms": duration_ms, "origin_ms": origin_ms}, common)
 
     @classmethod
-    def hopping(cls, duration_ms: Any, hop_ms: Any, *, origin_ms: Any = 0, **common: Any) -> Window:
+    def hopping(cls, duration_ms: Any = None, hop_ms: Any = None, *, origin_ms: Any = None, **common: Any) -> Window:
         """Hopping windows: window w is ``[o + w*h, o + w*h + d)``, h =
         `hop_ms` <= d = `duration_ms`; `common` as for `tumbling`."""
         return cls._of("hopping", {"duration_ms": duration_ms, "hop_ms": hop_ms, "origin_ms": origin_ms}, common)
@@ -195,7 +197,7 @@ class Window:
                                  "order_by": order_by, "tie_breaker": tie_breaker, "rank_by": rank_by}, common)
 
     @classmethod
-    def rolling(cls, duration_ms: Any, *, every_rows: int | None = None, order_by: str | None = None,
+    def rolling(cls, duration_ms: Any = None, *, every_rows: int | None = None, order_by: str | None = None,
                 tie_breaker: str | None = None, rank_by: str = "order", **common: Any) -> Window:
         """One window per input row t over its group's rows u with ``t.ts -
         d < u.ts <= t.ts`` (every `every_rows`-th row, by rank, with it);
@@ -204,7 +206,7 @@ class Window:
                                    "tie_breaker": tie_breaker, "rank_by": rank_by}, common)
 
     @classmethod
-    def landmark(cls, hop_ms: Any, landmark_ms: Any, *, max_duration_ms: Any = None, **common: Any) -> Window:
+    def landmark(cls, hop_ms: Any = None, landmark_ms: Any = None, *, max_duration_ms: Any = None, **common: Any) -> Window:
         """Landmark windows ``[L, L + (w+1)*h)`` from `landmark_ms` L growing
         by `hop_ms` h, restarting every `max_duration_ms` (Flink's CUMULATE);
         `common` as for `tumbling`."""
@@ -213,14 +215,16 @@ class Window:
 
     @classmethod
     def _of(cls, kind: str, own: dict[str, Any], common: dict[str, Any]) -> Window:
-        """A `kind` window from its `own` fields and the `common` ones, which
+        """A `kind` window from its `own` fields (those None left to their
+        defaults, or given as text in `common`) and the `common` ones, which
         may hold no field of another kind."""
         for name in common:
             if name == "kind" or name in KIND_FIELDS:
                 owners = ", ".join(kinds_taking(name)) or "no kind: the constructor names it"
                 raise ConfigError(name, f"is not a field of {kind} windows (it is one of {owners})",
                                   f"Window.{kind}() takes {', '.join(own)} and the fields every kind shares")
-        return cls(kind=kind, **own, **common)  # type: ignore[arg-type]
+        given = {k: v for k, v in own.items() if v is not None}
+        return cls(kind=kind, **given, **common)  # type: ignore[arg-type]
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -272,6 +276,10 @@ class Window:
         return self.hop_rows if self.hop_rows is not None else self.size_rows
 
 
+# Each ``*_ms`` field also under its name without ``_ms``, as in TOML: Window(duration="5 minutes")
+Window.__init__ = text_keys(Window.__init__)  # type: ignore[method-assign]
+
+
 def _default(name: str) -> Any:
     for f in fields(Window):
         if f.name == name:
@@ -320,7 +328,8 @@ def _validate_numbers(w: Window) -> None:
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(name, f"must be an integer, got {value!r}")
+            text = f'; give text as {name[:-3]}="{value}"' if isinstance(value, str) and name.endswith("_ms") else ""
+            raise ConfigError(name, f"must be an integer, got {value!r}{text}")
         if name in positive and value <= 0:
             raise ConfigError(name, f"must be positive, got {value}")
         if name in ("lateness_ms", "allowed_lateness_ms") and value < 0:
@@ -371,6 +380,7 @@ def _validate_lateness(w: Window) -> None:
 def _validate_output_names(w: Window) -> None:
     if not w.aggregations:
         raise ConfigError("aggregations", "a window needs at least one aggregation",
+                          'give aggregations=[Aggregation("count", as_="n")]',
                           "add [[transform.window.aggregations]] with agg and as")
     for name in ("window_start_column", "window_end_column", "window_id_column"):
         check_identifier(name, getattr(w, name))
