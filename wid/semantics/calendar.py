@@ -148,6 +148,12 @@ class Units:
         return t.starts.tolist(), t.shifts.tolist(), t.before.tolist(), t.reached.tolist()
 
     @property
+    def shortest_us(self) -> int:
+        """About the shortest a unit usually is, for estimates (state bounds):
+        a clock step, 23 hours, 28 days."""
+        return {"clock": self.step_us, "day": 23 * 3_600_000_000, "month": 28 * DAY_US}[self.kind]
+
+    @property
     def regular(self) -> bool:
         """No unit goes back anywhere in the zone's table."""
         return self.table.regular

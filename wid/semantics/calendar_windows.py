@@ -234,8 +234,8 @@ class CalendarLandmark:
         return _compare(self.pane_start(w), self.end(w))
 
     def name(self, w: int) -> str:
-        """Window w's local name: its last hop's (`label_of`)."""
-        return label_of(self.units, self.label, self.pane_start(w))
+        """Window w's local name: the unit of its last instant's (`label_of`)."""
+        return label_of(self.units, self.label, self.end(w) - 1)
 
 
 def label_of(units: Units, label: str, at_us: int) -> str:
