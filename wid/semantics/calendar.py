@@ -35,7 +35,6 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 from datetime import date
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -130,8 +129,18 @@ class Units:
             return k * self.step_us
         return (first_day_of_month(k) if self.kind == "month" else k) * DAY_US
 
-    @cached_property
+    @property
     def table(self) -> _Table:
+        """The segments as arrays, made once (kept in the instance: not a
+        `functools.cached_property`, whose lock Python 3.11 cannot pickle
+        when the class ships to executors by value)."""
+        made: _Table | None = self.__dict__.get("_table")
+        if made is None:
+            made = self._make_table()
+            self.__dict__["_table"] = made
+        return made
+
+    def _make_table(self) -> _Table:
         starts = np.array(self.starts, dtype=np.int64)
         offsets = np.array(self.offsets, dtype=np.int64)
         shifts = offsets % self.step_us if self.kind == "clock" else offsets
@@ -142,10 +151,14 @@ class Units:
         reached = np.concatenate([running, [HIGHEST]]).astype(np.int64)
         return _Table(starts, shifts, before, reached, bool(np.all(firsts >= ends)), bool(np.any(firsts > ends + 1)))
 
-    @cached_property
+    @property
     def _lists(self) -> tuple[list[int], list[int], list[int], list[int]]:
-        t = self.table
-        return t.starts.tolist(), t.shifts.tolist(), t.before.tolist(), t.reached.tolist()
+        made: tuple[list[int], list[int], list[int], list[int]] | None = self.__dict__.get("_as_lists")
+        if made is None:
+            t = self.table
+            made = t.starts.tolist(), t.shifts.tolist(), t.before.tolist(), t.reached.tolist()
+            self.__dict__["_as_lists"] = made
+        return made
 
     @property
     def shortest_us(self) -> int:

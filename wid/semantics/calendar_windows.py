@@ -131,7 +131,11 @@ class CalendarLandmark:
     months: bool = False
     label: str = "day"
 
-    has_gaps = property(lambda self: self.units.gaps)
+    @property
+    def has_gaps(self) -> bool:
+        """Are some window ids no window (`exists`): a zone's empty unit, or
+        the slots a short month leaves unused?"""
+        return self.units.gaps or self.months
 
     @property
     def slots(self) -> int | None:
@@ -230,8 +234,13 @@ class CalendarLandmark:
         return self.start(w), self.end(w)
 
     def exists(self, w: Any) -> Any:
-        """Does window w's last hop hold an instant (module docstring)?"""
-        return _compare(self.pane_start(w), self.end(w))
+        """Is window w output: a slot its period has (a month of 30 days has
+        no 31st), whose last hop holds an instant (module docstring)?"""
+        held = _compare(self.pane_start(w), self.end(w))
+        if not self.months:
+            return held
+        slot = _compare(w, self.period_last(w) + 1)
+        return type(w)(f"({held.text} AND {slot.text})") if is_sql(w) else held & slot
 
     def name(self, w: int) -> str:
         """Window w's local name: the unit of its last instant's (`label_of`)."""
