@@ -78,7 +78,7 @@ def tumbling(ctx: Ctx) -> Planned:
     aggs = ctx.aggs(lambda: where_label(start.col, end.col, ctx.pipeline))
     bucket = geo.last_window_starting_by(exact(TS))
     grouped = panes.partials(ctx.rows, w.group_by, bucket, aggs, name=WINDOW_ID)
-    return planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p"), label=label(w, start, end)),
+    return planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p"), label=label(w, geo, start)),
                    TUMBLING.forms[0], TUMBLING.why)
 
 
@@ -137,7 +137,7 @@ def hopping(ctx: Ctx) -> Planned:
     start, end = _extent(geo)
     aggs = ctx.aggs(lambda: where_label(start.col, end.col, ctx.pipeline))
     keys = list(w.group_by)
-    named = label(w, start, end)
+    named = label(w, geo, start)
     if shape == "copy":
         ts = exact(TS)
         ids = long_range(geo.first_window_ending_after(ts).col, geo.last_window_starting_by(ts).col)
@@ -174,7 +174,7 @@ def landmark(ctx: Ctx) -> Planned:
     else:
         rows = ctx.rows.withColumn(last_col, period_last.col)
     expected = outline_landmark(w, "auto")
-    named = label(w, start, end)
+    named = label(w, geo, end - 1)
     if ctx.holistic:
         period_end = F.col(last_col) if period_last is None else sql(f"least({ident(last_col)}, {period_last.text})")
         copied = rows.select("*", F.explode(long_range(pane, period_end)).alias(PANE))
@@ -187,15 +187,11 @@ def landmark(ctx: Ctx) -> Planned:
                    f"hop panes + {how}", expected.why, (f"pane plan: {choice.why}",))
 
 
-def label(w: Window, start: Exact, end: Exact) -> Column | None:
-    """The window's label column (`Window.window_label_column`) from its
-    bounds, or None: a tumbling or hopping window is named by its first
-    unit, a landmark window by the unit of its last instant
-    (`wid.semantics.calendar_windows.label_sql`)."""
-    if w.window_label_column is None:
+def label(w: Window, geo: TimeGeometry | LandmarkGeometry, at: Exact) -> Column | None:
+    """The window's label column (`Window.window_label_column`), or None:
+    the local name of the unit holding instant `at` (a tumbling or hopping
+    window's start, a landmark window's last instant;
+    `wid.semantics.calendar_windows.label_sql`)."""
+    if w.window_label_column is None or not isinstance(geo, CalendarHopping | CalendarLandmark):
         return None
-    geo = landmark_geometry(w) if w.kind == "landmark" else time_geometry(w)
-    if not isinstance(geo, CalendarHopping | CalendarLandmark):
-        return None
-    at = end - 1 if isinstance(geo, CalendarLandmark) else start
     return sql(f"{label_sql(geo.units, geo.label, at)} AS {ident(w.window_label_column)}")

@@ -104,14 +104,13 @@ def calendar_of(w: Window) -> Calendar | None:
         return None
     zone = w.time_zone or "UTC"
     spans = {f: _span(w, f, True) for f in MONTH_FIELDS if f in w.definition.fields}
-    hop = spans.get("hop_ms") or spans.get("duration_ms")
+    hop = spans.get("hop_ms") or spans.get("duration_ms")  # a tumbling window hops by its duration
     if hop is None:
         raise ConfigError("hop_ms" if "hop_ms" in spans else "duration_ms", f"kind = '{w.kind}' requires a duration")
-    duration = spans.get("duration_ms") if "hop_ms" in spans and "duration_ms" in spans else (
-        hop if w.kind == "tumbling" else None)
+    duration = spans.get("duration_ms")  # None: a landmark window, which grows by hops within periods
     period = spans.get("max_duration_ms")
     family = _family(hop, duration, period)
-    weekly = family == "day" and w.kind != "landmark" and hop.count % 7 == 0
+    weekly = family == "day" and duration is not None and hop.count % 7 == 0
     return Calendar(zone, family, hop, duration, period, WEEK_DAYS.index(w.week_start), weekly)
 
 
@@ -168,7 +167,7 @@ def check_calendar(w: Window) -> None:
         raise ConfigError("week_start", "is only used by windows whose hop is whole weeks", "remove week_start")
     if cal.family == "clock" and w.time_zone is not None:
         _check_clock(w.time_zone, cal)
-    if w.kind == "landmark" and w.landmark_ms is not None:
+    if w.landmark_ms is not None:
         _check_landmark(w, cal)
 
 

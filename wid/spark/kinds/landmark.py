@@ -36,7 +36,7 @@ class LandmarkPlan(KindPlan):
         return {"landmark": LandmarkShape(geo.landmark_us, geo.hop_us, geo.max_duration_us)}
 
     def label(self, w: Window, start_us: Exact, end_us: Exact) -> Column | None:
-        return time_windows.label(w, start_us, end_us)
+        return time_windows.label(w, landmark_geometry(w), end_us - 1)
 
     def active_windows(self, w: Window) -> int | None:
         geo = landmark_geometry(w)

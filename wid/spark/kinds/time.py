@@ -30,7 +30,7 @@ class TimeWindowsPlan(KindPlan):
         return {"geometry": self.geometry(w)}
 
     def label(self, w: Window, start_us: Exact, end_us: Exact) -> Column | None:
-        return time_windows.label(w, start_us, end_us)
+        return time_windows.label(w, self.geometry(w), start_us)
 
     def active_windows(self, w: Window) -> int | None:
         g = self.geometry(w)
