@@ -1,4 +1,4 @@
-"""Calendar windows (docs/concepts.md#calendar-windows): what a time window's
+"""Calendar windows (docs/concepts/calendar.md): what a time window's
 `time_zone` and month durations declare, and the rules they follow.
 
 A tumbling, hopping or landmark window is on the calendar when it sets a
