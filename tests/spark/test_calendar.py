@@ -180,24 +180,31 @@ SCHEMA = pa.schema([("origin", pa.string()), ("dep_ms", pa.int64()), ("dep_delay
                     ("punct", pa.bool_())])
 
 
+@pytest.mark.parametrize("month", [3, 11])
 @pytest.mark.parametrize("shape", [
     {"kind": "tumbling", "duration_ms": DAY},
     {"kind": "tumbling", "duration_months": 1},
     {"kind": "hopping", "duration_ms": 7 * DAY, "hop_ms": DAY},
-    {"kind": "landmark", "hop_ms": DAY, "max_duration_months": 1, "landmark_ms": ny_ms(2013, 3, 1)},
+    {"kind": "landmark", "hop_ms": DAY, "max_duration_months": 1},
 ])
-def test_streamed_with_disorder_equals_the_oracle_and_batch(spark: Any, tmp_path: Path, shape: dict[str, Any]) -> None:
-    """Departures of 2013-03-05 to 2013-03-16 (the March change), shuffled by
-    up to 30 hours, in six micro-batches, then a punctuation that closes
-    everything: each micro-batch equals the streaming oracle, and the final
-    windows equal batch."""
-    f = flights((3,))
-    f = f[(f["dep"] >= pd.Timestamp("2013-03-05", tz=NY)) & (f["dep"] < pd.Timestamp("2013-03-16", tz=NY))]
+def test_streamed_with_disorder_equals_the_oracle_and_batch(spark: Any, tmp_path: Path, shape: dict[str, Any],
+                                                            month: int) -> None:
+    """Departures of the 5th to the 15th of March (the 23-hour Sunday) or of
+    October 28 to November 7 (the 25-hour one), shuffled by up to 30 hours,
+    in six micro-batches, then a punctuation that closes everything: each
+    micro-batch equals the streaming oracle, and the final windows equal
+    batch. Month to date counts from the 1st of the first month."""
+    first = {3: pd.Timestamp("2013-03-05", tz=NY), 11: pd.Timestamp("2013-10-28", tz=NY)}[month]
+    f = flights(tuple(sorted({first.month, month})))
+    f = f[(f["dep"] >= first) & (f["dep"] < first + pd.Timedelta(days=11))]
+    if shape["kind"] == "landmark":
+        shape = {**shape, "landmark_ms": ny_ms(2013, first.month, 1)}
     window = Window(time_zone=NY, event_time_column="dep_ms", event_time_unit="ms", group_by=("origin",),
                     aggregations=AGGS, lateness_ms=DAY, max_groups_per_window=10, max_future_ms=None,
                     punctuation=Punctuation("punct"), **shape)
     batches = stream_batches(f, 47, 6, 30)
-    batches.append(MicroBatch([("a", {"origin": None, "dep_ms": ny_ms(2013, 6, 1), "dep_delay": None,
+    closing = {3: ny_ms(2013, 6, 1), 11: ny_ms(2013, 12, 20)}[month]  # past every window and its lateness
+    batches.append(MicroBatch([("a", {"origin": None, "dep_ms": closing, "dep_delay": None,
                                       "punct": True})], ny_ms(2014, 1, 1)))
     got = run_on_spark(spark, tmp_path, batches, window, SCHEMA)
     want = run_stream(batches, window, lambda r: bool(r.get("punct")))
