@@ -251,6 +251,10 @@ def test_explain_names_the_calendar(spark: Any) -> None:
                   aggregations=AGGS, max_groups_per_window=10, lateness_ms=DAY)
     assert any("panes of 1 day in America/New_York" in form for form in outline_batch(week).forms)
     assert active_windows(week) == 7 + 2  # 7 days, and a day of lateness reaches over at most 2 more
+    month = Window(kind="tumbling", duration_months=1, time_zone=NY, event_time_column="ts", aggregations=AGGS)
+    assert outline_batch(month).forms == ("buckets of 1 month in America/New_York + groupBy",)
+    fixed = Window(kind="tumbling", duration_ms=DAY, event_time_column="ts", aggregations=AGGS)
+    assert outline_batch(fixed).forms == ("bucket + groupBy",)
 
 
 def test_a_stream_labels_its_windows_and_gives_wall_clock_bounds_back(spark: Any, tmp_path: Path) -> None:

@@ -79,10 +79,20 @@ def tumbling(ctx: Ctx) -> Planned:
     bucket = geo.last_window_starting_by(exact(TS))
     grouped = panes.partials(ctx.rows, w.group_by, bucket, aggs, name=WINDOW_ID)
     return planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p"), label=label(w, geo, start)),
-                   TUMBLING.forms[0], TUMBLING.why)
+                   outline_tumbling(w).forms[0], TUMBLING.why)
 
 
 TUMBLING = outline(("bucket + groupBy",), "a row is in exactly one tumbling window")
+
+
+def outline_tumbling(w: Window) -> Execution:
+    """How a tumbling window's plan runs (see `tumbling`): one bucket per
+    row, then ``groupBy``; on a calendar, `wid explain` names the buckets
+    (``buckets of 1 month in America/New_York + groupBy``)."""
+    geo = time_geometry(w)
+    if isinstance(geo, Hopping):
+        return TUMBLING
+    return outline((f"buckets of {pane_text(geo)} + groupBy",), TUMBLING.why)
 COPY = "copy: each row into its windows"
 
 
@@ -111,7 +121,7 @@ def outline_hopping(w: Window, setting: str) -> Execution:
     ``spark.wid.paneMerge`` = `setting`."""
     shape, why, notes = hopping_shape(w)
     if shape != "panes":
-        return outline(TUMBLING.forms if shape == "bucket" else (COPY,), why, notes)
+        return outline(outline_tumbling(w).forms if shape == "bucket" else (COPY,), why, notes)
     pane = pane_text(time_geometry(w))
     return outline(tuple(f"panes of {pane} + {how}" for how in panes.merges("sliding", setting)), why,
                    pane_plan.outline_notes(setting))
@@ -133,7 +143,7 @@ def hopping(ctx: Ctx) -> Planned:
     geo = time_geometry(w)
     shape, why, notes = hopping_shape(w)
     if shape == "bucket":
-        return planned(tumbling(ctx).output, TUMBLING.forms[0], why)
+        return planned(tumbling(ctx).output, outline_tumbling(w).forms[0], why)
     start, end = _extent(geo)
     aggs = ctx.aggs(lambda: where_label(start.col, end.col, ctx.pipeline))
     keys = list(w.group_by)

@@ -46,7 +46,7 @@ class TumblingPlan(TimeWindowsPlan):
         return time_windows.tumbling(ctx)
 
     def outline(self, w: Window, setting: str) -> Execution:
-        return time_windows.TUMBLING
+        return time_windows.outline_tumbling(w)
 
 
 class HoppingPlan(TimeWindowsPlan):
