@@ -60,6 +60,18 @@ NOTES: dict[type, dict[str, str]] = {
                        "dead letter.",
         "max_duration_ms": "Restart landmark windows every this many milliseconds (Flink's CUMULATE); a multiple "
                            "of `hop_ms`.",
+        "duration_months": "The window length in local months, instead of `duration_ms` (`duration = \"1 month\"`, "
+                           "`\"1 quarter\"` is 3, `\"1 year\"` 12; [calendar windows](../concepts/calendar.md)).",
+        "hop_months": "The hop in local months, instead of `hop_ms` (`hop = \"1 quarter\"`).",
+        "max_duration_months": "Landmark windows restart every this many local months (`max_duration = \"1 month\"`: "
+                               "month to date).",
+        "time_zone": "An IANA zone (`America/New_York`): whole days are its local days (23 or 25 hours at a "
+                     "daylight-saving change), months its local months, other durations align on its local clock. "
+                     "Default: none (fixed durations on the epoch; months in UTC).",
+        "week_start": "The first day of a week for hops of whole weeks: `monday` (ISO 8601, the default) to "
+                      "`sunday`.",
+        "window_label_column": "Adds a column of that name with each window's local name: `2013-03-10`, `2013-W10`, "
+                               "`2013-03`, `2013-Q1`, `2013`.",
         "group_by": "Group columns: one output row per window and group.",
         "partition_by": "Count windows: ranks are counted separately per value of these columns (the paper's "
                         "pattr).",

@@ -15,7 +15,9 @@ Event times of Spark's ``TIMESTAMP_NTZ`` type are wall-clock times: their
 microseconds are the wall clock read as UTC, whatever the session time
 zone, so windows align on the wall clock as Spark's ``window()`` aligns
 them, and `wall_clock` tells the output stage to give the bounds back as
-``TIMESTAMP_NTZ`` (`wid.spark.columns.wall_clock_bounds`).
+``TIMESTAMP_NTZ`` (`wid.spark.columns.as_wall_clock`). With a Window's
+`time_zone` they are that zone's local times: the event time is their
+instant, and the bounds are given back as the zone's wall clock.
 """
 
 from __future__ import annotations
@@ -88,16 +90,20 @@ def event_time(df: DataFrame, window: Window) -> EventTime:
     ConfigError as `event_time_us`."""
     if window.time_mode == "processing":
         return EventTime(NOW_US)
-    found = event_time_us(df, window.event_time_column or "", window.event_time_unit)
+    found = event_time_us(df, window.event_time_column or "", window.event_time_unit, zone=window.time_zone)
     if window.max_future_ms is None:
         return found
     future = f"({found.us} > {NOW_US} + {window.max_future_ms * 1000}L)"
     return replace(found, checks=(*found.checks, (future, reasons.IN_FUTURE)))
 
 
-def event_time_us(df: DataFrame, name: str, unit: str, field: str = "event_time_unit") -> EventTime:
+def event_time_us(df: DataFrame, name: str, unit: str, field: str = "event_time_unit",
+                  zone: str | None = None) -> EventTime:
     """Column `name` in `unit` (``timestamp``, ``ms``, ``us``) as epoch
-    microseconds (a ``TIMESTAMP_NTZ`` as its wall clock read as UTC), with
+    microseconds (a ``TIMESTAMP_NTZ`` as its wall clock read as UTC, or with
+    a `zone` as that zone's local time: Spark's ``to_utc_timestamp``, which
+    moves a time in a gap forward by the gap and gives an ambiguous one its
+    first instant), with
     its checks: a text that does not parse ("unparseable event time"), and
     a value outside Spark's TIMESTAMP range or too large to convert ("event
     time out of range": ``try_multiply``, so that one row never fails the
@@ -108,7 +114,8 @@ def event_time_us(df: DataFrame, name: str, unit: str, field: str = "event_time_
     text = isinstance(dtype, T.StringType)
     if unit == "timestamp":
         if isinstance(dtype, T.TimestampNTZType):
-            raw = wall_clock_us(col)
+            raw = wall_clock_us(col) if zone is None else \
+                f"unix_micros(to_utc_timestamp(timestamp_micros({wall_clock_us(col)}), {sql_string(zone)}))"
         elif isinstance(dtype, T.TimestampType | T.DateType):
             raw = f"unix_micros(CAST({col} AS TIMESTAMP))"
         elif text:

@@ -48,7 +48,7 @@ import tomli_w
 
 from wid.errors import ConfigError
 from wid.spec.aggregation import Aggregation
-from wid.spec.durations import OFF, written_value
+from wid.spec.durations import OFF, written_field
 from wid.spec.join import ColumnMetric, JoinStage, WindowJoin
 from wid.spec.pipeline import (
     KAFKA_EVENT_TIME,
@@ -85,9 +85,11 @@ def build(cls: type, table: object, path: str, nested: dict[str, Any] | None = N
     written: list[tuple[str, object]] = []
     for key, value in table.items():
         if key not in keys and f"{key}_ms" in keys:
-            if f"{key}_ms" in table:
-                raise ConfigError(f"{path}.{key}", f"is given twice, as {key} and {key}_ms", "keep one of them")
-            kwargs[f"{key}_ms"] = written_value(f"{key}_ms", value, f"{path}.{key}")
+            for twin in (f"{key}_ms", f"{key}_months"):
+                if twin in table:
+                    raise ConfigError(f"{path}.{key}", f"is given twice, as {key} and {twin}", "keep one of them")
+            name, parsed = written_field(f"{key}_ms", value, f"{path}.{key}")
+            kwargs[name] = parsed
             written.append((key, value))
             continue
         if key.endswith("_ms") and key in keys and isinstance(value, str):  # text goes under the key without _ms
@@ -133,6 +135,7 @@ def _dump(obj: Any) -> dict[str, Any]:
         out[renames.get(f.name, f.name)] = list(value) if isinstance(value, tuple) else value
     for key, text in getattr(obj, "written", ()):  # as the TOML wrote it: duration = "1 hour"
         out.pop(f"{key}_ms", None)
+        out.pop(f"{key}_months", None)
         out[key] = text
     return out
 

@@ -92,6 +92,15 @@ class Window:
 
     Where o is `origin_ms`, d `duration_ms`, h `hop_ms`, L `landmark_ms`.
 
+    Calendar windows (tumbling, hopping, landmark; `wid.spec.calendar`):
+    `time_zone` (an IANA name; default none: fixed durations aligned on the
+    epoch, months in UTC) puts whole days on the zone's local calendar and
+    other durations on its local clock; `duration_months`, `hop_months` and
+    `max_duration_months` count local months (a quarter is 3, a year 12);
+    `week_start` (default ``"monday"``) aligns whole weeks; bounds stay
+    instants, and `window_label_column` adds the window's local name
+    (``2013-03-10``, ``2013-W10``, ``2013-03``, ``2013-Q1``, ``2013``).
+
     Ranks (count windows, `every_rows`) follow `rank_by`:
 
     - ``"order"`` (default): 0-based positions in `order_by` order (default
@@ -139,6 +148,11 @@ class Window:
     every_rows: int | None = None
     landmark_ms: int | None = None
     max_duration_ms: int | None = None
+    duration_months: int | None = None
+    hop_months: int | None = None
+    max_duration_months: int | None = None
+    time_zone: str | None = None
+    week_start: str = "monday"
     group_by: tuple[str, ...] = ()
     partition_by: tuple[str, ...] = ()
     order_by: str | None = None
@@ -157,6 +171,7 @@ class Window:
     window_start_column: str = "window_start"
     window_end_column: str = "window_end"
     window_id_column: str = "window_id"
+    window_label_column: str | None = None
     rank_by: Literal["order", "arrival"] = "order"
     # The ``*_ms`` keys a TOML file gave as text (``duration = "1 hour"``), so that a dump writes them back so
     # (`wid.spec.toml_io`); not part of the window's meaning.
@@ -164,20 +179,28 @@ class Window:
 
     # -- one constructor per kind: it takes that kind's fields, and the fields every kind shares --------------
     @classmethod
-    def tumbling(cls, duration_ms: Any = None, *, origin_ms: Any = None, **common: Any) -> Window:
+    def tumbling(cls, duration_ms: Any = None, *, duration_months: int | None = None, origin_ms: Any = None,
+                 **common: Any) -> Window:
         """Tumbling windows of `duration_ms` d aligned to `origin_ms` o: window
-        w is ``[o + w*d, o + (w+1)*d)``. `common`: the fields every kind
-        shares (`event_time_column`, `group_by`, `aggregations`,
-        `lateness_ms`...). Each ``*_ms`` also takes text under its name
-        without ``_ms``: ``Window.tumbling(duration="5 minutes")``. Raises
-        ConfigError naming a field of another kind, and as `Window` does."""
-        return cls._of("tumbling", {"duration_ms": duration_ms, "origin_ms": origin_ms}, common)
+        w is ``[o + w*d, o + (w+1)*d)``; or of `duration_months`, or on the
+        calendar of a `time_zone` (`wid.spec.calendar`). `common`: the
+        fields every kind shares (`event_time_column`, `group_by`,
+        `aggregations`, `lateness_ms`...) and the calendar's (`time_zone`,
+        `week_start`, `window_label_column`). Each ``*_ms`` also takes text
+        under its name without ``_ms``: ``Window.tumbling(duration="5
+        minutes")``, ``duration="1 month"``. Raises ConfigError naming a
+        field of another kind, and as `Window` does."""
+        return cls._of("tumbling", {"duration_ms": duration_ms, "duration_months": duration_months,
+                                    "origin_ms": origin_ms}, common)
 
     @classmethod
-    def hopping(cls, duration_ms: Any = None, hop_ms: Any = None, *, origin_ms: Any = None, **common: Any) -> Window:
+    def hopping(cls, duration_ms: Any = None, hop_ms: Any = None, *, duration_months: int | None = None,
+                hop_months: int | None = None, origin_ms: Any = None, **common: Any) -> Window:
         """Hopping windows: window w is ``[o + w*h, o + w*h + d)``, h =
-        `hop_ms` <= d = `duration_ms`; `common` as for `tumbling`."""
-        return cls._of("hopping", {"duration_ms": duration_ms, "hop_ms": hop_ms, "origin_ms": origin_ms}, common)
+        `hop_ms` <= d = `duration_ms` (or in months); `common` as for
+        `tumbling`."""
+        return cls._of("hopping", {"duration_ms": duration_ms, "hop_ms": hop_ms, "duration_months": duration_months,
+                                   "hop_months": hop_months, "origin_ms": origin_ms}, common)
 
     @classmethod
     def session(cls, gap_ms: Any = None, *, gap_column: str | None = None, **common: Any) -> Window:
@@ -206,12 +229,13 @@ class Window:
                                    "tie_breaker": tie_breaker, "rank_by": rank_by}, common)
 
     @classmethod
-    def landmark(cls, hop_ms: Any = None, landmark_ms: Any = None, *, max_duration_ms: Any = None, **common: Any) -> Window:
+    def landmark(cls, hop_ms: Any = None, landmark_ms: Any = None, *, max_duration_ms: Any = None,
+                 hop_months: int | None = None, max_duration_months: int | None = None, **common: Any) -> Window:
         """Landmark windows ``[L, L + (w+1)*h)`` from `landmark_ms` L growing
-        by `hop_ms` h, restarting every `max_duration_ms` (Flink's CUMULATE);
-        `common` as for `tumbling`."""
-        return cls._of("landmark", {"hop_ms": hop_ms, "landmark_ms": landmark_ms,
-                                    "max_duration_ms": max_duration_ms}, common)
+        by `hop_ms` h, restarting every `max_duration_ms` (Flink's CUMULATE;
+        both may be in months); `common` as for `tumbling`."""
+        return cls._of("landmark", {"hop_ms": hop_ms, "landmark_ms": landmark_ms, "max_duration_ms": max_duration_ms,
+                                    "hop_months": hop_months, "max_duration_months": max_duration_months}, common)
 
     @classmethod
     def _of(cls, kind: str, own: dict[str, Any], common: dict[str, Any]) -> Window:
@@ -219,7 +243,7 @@ class Window:
         defaults, or given as text in `common`) and the `common` ones, which
         may hold no field of another kind."""
         for name in common:
-            if name == "kind" or name in KIND_FIELDS:
+            if name == "kind" or (name in KIND_FIELDS and name not in DEFINITIONS[kind].fields):
                 owners = ", ".join(kinds_taking(name)) or "no kind: the constructor names it"
                 raise ConfigError(name, f"is not a field of {kind} windows (it is one of {owners})",
                                   f"Window.{kind}() takes {', '.join(own)} and the fields every kind shares")
@@ -321,7 +345,7 @@ def _validate_kind_fields(w: Window) -> None:
 
 def _validate_numbers(w: Window) -> None:
     positive = ("duration_ms", "hop_ms", "gap_ms", "size_rows", "hop_rows", "every_rows",
-                "max_duration_ms", "max_groups_per_window", "source_idleness_ms", "max_future_ms")
+                "max_duration_ms", "duration_months", "hop_months", "max_duration_months", "max_groups_per_window", "source_idleness_ms", "max_future_ms")
     whole = ("origin_ms", "landmark_ms", "lateness_ms", "allowed_lateness_ms")
     for name in positive + whole:
         value = getattr(w, name)
@@ -382,10 +406,14 @@ def _validate_output_names(w: Window) -> None:
         raise ConfigError("aggregations", "a window needs at least one aggregation",
                           'give aggregations=[Aggregation("count", as_="n")]',
                           "add [[transform.window.aggregations]] with agg and as")
-    for name in ("window_start_column", "window_end_column", "window_id_column"):
-        check_identifier(name, getattr(w, name))
+    for name in ("window_start_column", "window_end_column", "window_id_column", "window_label_column"):
+        if getattr(w, name) is not None:
+            check_identifier(name, getattr(w, name))
     taken: dict[str, str] = {}
     for name in w.output_prefix:
+        if name in taken:
+            raise ConfigError("window_label_column" if name == w.window_label_column else "window_end_column",
+                              f"column '{name}' names two window columns", "give each window column its own name")
         taken[name] = "a window column"
     if w.emit == "on_update":
         taken[FINAL_COLUMN] = "the final flag of emit = 'on_update'"
