@@ -27,7 +27,8 @@ from wid.spec import window as window_module
 from wid.spec.aggregation import Aggregation
 from wid.spec.catalog import AGGREGATIONS
 from wid.spec.join import ColumnMetric, JoinStage, WindowJoin
-from wid.spec.pipeline import SPARK_KEYS, SinkSpec, SourceSpec, StreamSpec
+from wid.spec.pipeline import SinkSpec, SourceSpec, StreamSpec
+from wid.spec.spark_table import SPARK_KEYS
 from wid.spec.toml_io import loads_pipeline
 from wid.spec.window import Punctuation, Window
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -24,6 +23,8 @@ from wid.spec.secrets import (
     resolved_options,
     with_password,
 )
+from wid.spec.spark_table import check_spark_table as check_spark_table  # where `wid.cli` finds it
+from wid.spec.spark_table import masked_spark
 from wid.spec.sql_query import check_query
 from wid.spec.window import Window
 
@@ -421,34 +422,6 @@ class PipelineSpec:
         return _masked_repr(self, spark=masked_spark(self.spark))
 
 
-SPARK_KEYS = ("master", "remote", "conf")
-
-
-def check_spark_table(spark: dict[str, Any], named: Callable[[str], str] = "spark.{}".format) -> None:
-    """The ``[spark]`` table: `master` (``local[*]``, ``spark://host:7077``,
-    ``yarn``...) or `remote` (a Spark Connect server, ``sc://host:15002``),
-    not both, and `conf`, a table of Spark settings. Raises ConfigError
-    naming the key as `named` writes it (``spark.master``; the command
-    line's ``--master`` for a value given there)."""
-    for key in spark:
-        if key not in SPARK_KEYS:
-            raise ConfigError(named(key), "unknown key", "use " + ", ".join(SPARK_KEYS))
-    for key in ("master", "remote"):
-        if key in spark and (not isinstance(spark[key], str) or not spark[key]):
-            raise ConfigError(named(key), f"must be a string, got {spark[key]!r}")
-    if "master" in spark and "remote" in spark:
-        raise ConfigError(named("remote"), "a pipeline runs either on a master or on a Spark Connect server",
-                          f"keep one of {named('master')} and {named('remote')}")
-    if "remote" in spark and not str(spark["remote"]).startswith("sc://"):
-        raise ConfigError(named("remote"), f"a Spark Connect URL starts with sc://, got {mask_url(str(spark['remote']))!r}",
-                          "e.g. sc://127.0.0.1:15002")
-    if str(spark.get("master", "")).startswith("sc://"):
-        raise ConfigError(named("master"), "sc:// names a Spark Connect server",
-                          f"give {mask_url(str(spark['master']))!r} as {named('remote')}")
-    if not isinstance(spark.get("conf", {}), dict):
-        raise ConfigError(named("conf"), "must be a table of Spark settings")
-
-
 def check_pipeline_name(name: object) -> str:
     """Return `name` if it is a pipeline name (letters, digits, - and _,
     starting with a letter), else raise ConfigError naming ``name``."""
@@ -593,13 +566,3 @@ def _masked_repr(spec: Any, **masked: object) -> str:
     """`spec`'s dataclass ``repr`` with the `masked` values in place of its own."""
     shown = {f.name: masked.get(f.name, getattr(spec, f.name)) for f in fields(spec) if f.repr}
     return f"{type(spec).__name__}({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
-
-
-def masked_spark(spark: dict[str, Any]) -> dict[str, Any]:
-    """The ``[spark]`` table as wid shows it: secret settings in `conf`
-    (`wid.spec.secrets.is_secret`: ``spark.hadoop.fs.s3a.secret.key``...)
-    and a token in `remote` (``sc://host:15002/;token=...``) as ``***``."""
-    shown = {k: mask_url(v) if k in ("master", "remote") and isinstance(v, str) else v for k, v in spark.items()}
-    if isinstance(spark.get("conf"), dict):
-        shown["conf"] = masked_options(spark["conf"])
-    return shown
