@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tests.sink_check import iso
 from tools import kafka_broker, kafka_client
 from wid.semantics.stream_oracle import MicroBatch
 
@@ -43,9 +44,11 @@ class Kafka:
         """Produce (partition, timestamp_ms, key, value) in order; returns how many."""
         return kafka_client.produce(self.bootstrap, topic, messages)
 
-    def read(self, topic: str) -> list[Message]:
-        """Every message of `topic`, by partition then offset."""
-        return kafka_client.read_all(self.bootstrap, topic)
+    def read(self, topic: str, isolation: str = "read_uncommitted") -> list[Message]:
+        """Every message of `topic`, by partition then offset, as a consumer
+        with `isolation` reads them (``read_committed``: committed
+        transactions' only)."""
+        return kafka_client.read_all(self.bootstrap, topic, isolation=isolation)
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,16 @@ def start_kafka() -> Iterator[Kafka]:
         yield Kafka(broker)
     finally:
         kafka_broker.stop(broker)
+
+
+def window_rows(messages: Iterable[Message], columns: list[str]) -> list[dict[str, Any]]:
+    """The window rows of a Kafka target's messages (tombstones left out),
+    over `columns`, window bounds as the SQLite sink writes them
+    (`tests.sink_check.iso`), to compare with the oracle's."""
+    def bound(text: str) -> str:
+        return iso(round(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1_000_000))
+    rows = [json.loads(m.value) for m in messages if m.value is not None]
+    return [{c: bound(r[c]) if c in ("window_start", "window_end") else r[c] for c in columns} for r in rows]
 
 
 def values(messages: Iterable[Message]) -> list[Any]:

@@ -22,13 +22,14 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
 from wid.errors import StateCapError
-from wid.io import dead_letter, kafka, lakehouse, sinks
+from wid.io import dead_letter, kafka, kafka_eos, lakehouse, sinks
 from wid.io.batch import Batch
 from wid.io.sql_sinks import Refused
 from wid.pipelines.read import checkpoint_of
 from wid.spark.compile import Compiled
 from wid.spark.group_cap import group_cap_message
 from wid.spark.stream_query import Handler, batch_timestamp_ms
+from wid.spec.delivery import EXACTLY_ONCE
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec, SinkSpec, StreamSpec
 from wid.spec.real_time import TRIGGER as REAL_TIME
 from wid.spec.window import Window
@@ -44,6 +45,7 @@ def write_batch(spec: Spec, compiled: Compiled, step: Callable[[str], Any]) -> t
     step(f"writing results to {sinks.describe(spec.target, spec.base_dir)}")
     refused: Refused = []
     batch = Batch(spec.name)
+    kafka_eos.check_sinks(sink_roles(spec), batch)
     written = sinks.write(output, spec.target, spec.base_dir, compiled.natural_key, title=spec.name, refused=refused,
                           batch=batch)
     if written is None or spec.target.kind == "console":
@@ -78,13 +80,18 @@ def write_dead(dead: DataFrame, spec: Spec, batch: Batch, refused: Refused, per_
     if refused:
         dead = dead.unionByName(dead_letter.refused_rows(dead.sparkSession, refused))
     if spec.dead_letter.kind == "kafka":
-        kafka.send(kafka.dead_letter_messages(dead, batch), spec.dead_letter, batch)
+        kafka.send(kafka.dead_letter_messages(dead, batch), spec.dead_letter, batch, "dead_letter")
         return
     grouped, key = dead_letter.grouped(dead, spec.name), list(dead_letter.KEY)
     if per_batch:
         grouped, key = grouped.withColumn("batch_id", F.lit(batch.batch_id).cast("long")), [*key, "batch_id"]
     if spec.dead_letter.kind != "console" or not grouped.isEmpty():
         sinks.write(grouped, spec.dead_letter, spec.base_dir, key, title="dead letters", batch=batch)
+
+
+def sink_roles(spec: Spec) -> dict[str, SinkSpec]:
+    """The pipeline's sinks by role: ``target``, ``dead_letter``."""
+    return {"target": spec.target, "dead_letter": spec.dead_letter}
 
 
 def replay_since_ms(spark: SparkSession, checkpoint: str, batch_id: int, run_started_ms: int) -> int | None:
@@ -123,6 +130,7 @@ def stream_writer(spec: Spec, compiled: Compiled) -> Handler:
     first = [True]  # the first micro-batch of this run may replay one a crash interrupted
     kafka_sinks = "kafka" in (spec.target.kind, spec.dead_letter.kind)
     delta_sinks = "delta" in lakehouse.table_formats(spec)
+    transactions = EXACTLY_ONCE in (spec.target.delivery, spec.dead_letter.delivery)  # their ids need the query's
     run_started_ms = time.time_ns() // 1_000_000
 
     query: list[str | None] = [None]  # the query's id, which a Delta sink's writes carry
@@ -130,10 +138,12 @@ def stream_writer(spec: Spec, compiled: Compiled) -> Handler:
     def handle(rows: DataFrame, batch_id: int) -> None:
         since = replay_since_ms(rows.sparkSession, checkpoint, batch_id, run_started_ms) if first[0] and kafka_sinks \
             else None
-        if first[0] and delta_sinks:
+        if first[0] and (delta_sinks or transactions):
             query[0] = lakehouse.stream_id(rows.sparkSession, checkpoint)
+        batch = Batch(spec.name, batch_id, since, query[0], checkpoint)
+        if first[0]:
+            kafka_eos.check_sinks(sink_roles(spec), batch)  # Kafka transactions, before anything is written
         first[0] = False
-        batch = Batch(spec.name, batch_id, since, query[0])
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             rows.count()  # computes every shard's rows whole, and so the observation (see above)
