@@ -171,7 +171,7 @@ def _produce(writer: _Writer, topic: str, rows: pa.RecordBatch) -> int:
             except BufferError:  # librdkafka's queue is full: let deliveries drain
                 poll(0.05)
     poll(0)
-    return rows.num_rows
+    return int(rows.num_rows)
 
 
 def _close(writer: _Writer, abort: bool = True) -> None:
