@@ -37,7 +37,8 @@ commits; ``pause_ms``: a wait between the two, so that a test can kill the
 run inside the transaction; ``fail_batch`` (with ``fail_part``): the first
 attempt of that micro-batch's writer tasks fails after flushing, leaving
 its transaction open as a killed executor would (its producer is neither
-aborted nor closed), and Spark's retry must fence it.
+aborted nor closed, and a file ``failed-...`` says so), and Spark's retry
+must fence it.
 """
 
 from __future__ import annotations
@@ -253,6 +254,7 @@ def _hook(txn: Transaction, index: int | None, writer: _Writer) -> None:
         if context is not None and context.attemptNumber() == 0:
             _KEPT.pop((f"{txn.prefix}-{index}", txn.config), None)
             _ABANDONED.append(writer)  # open and alive, as a killed executor leaves it
+            _touch(txn, index, "failed")
             raise _InjectedFailure(f"test hook: writer {index} of micro-batch {txn.batch_id} fails once")
 
 
