@@ -200,3 +200,21 @@ def test_a_source_reads_a_transactional_topic_read_committed(spark: Any, kafka: 
     assert run_pipeline(spec, spark).rows_in == 6  # the aborted transaction's 3 messages are not read
     uncommitted = {**reader_options(spec.source), "kafka.isolation.level": "read_uncommitted"}
     assert spark.read.format("kafka").options(**uncommitted).load().count() == 9
+
+
+def test_the_writers_are_the_shuffle_partitions_the_checkpoint_logged(spark: Any, tmp_path: Path) -> None:
+    # Spark fixes spark.sql.shuffle.partitions for a query in its offset log; a restart's session may say
+    # otherwise, and the writers (so the transactional ids) must line up with the first attempt's
+    from wid.pipelines.write import first_batch
+
+    spec = loads_pipeline(PIPELINE.format(topic="t", bootstrap="h:1", target=(
+        'kind = "kafka"\ntopic = "w"\nbootstrap_servers = "h:1"\ndelivery = "exactly-once"'),
+        dead_letter='kind = "console"'), base_dir=str(tmp_path))
+    offsets = tmp_path / "ck" / "offsets"
+    offsets.mkdir(parents=True)
+    meta = {"batchWatermarkMs": 0, "batchTimestampMs": 1_000, "conf": {"spark.sql.shuffle.partitions": "5"}}
+    (offsets / "4").write_text(f'v1\n{json.dumps(meta)}\n{{"t":{{"0":3}}}}\n')
+    (tmp_path / "ck" / "metadata").write_text('{"id":"8f0e6d1c-query"}\n')
+    batch = first_batch(spec, spark, str(tmp_path / "ck"), 4, run_started_ms=2_000)
+    assert (batch.writers, batch.replay_since_ms, batch.query_id) == (5, 1_000, "8f0e6d1c-query")
+    assert spark.conf.get("spark.sql.shuffle.partitions") == str(WRITERS)  # not what the writers follow

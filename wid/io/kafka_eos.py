@@ -14,8 +14,10 @@ Spark tasks (`wid.io.kafka_txn`).
 
 **Writers.** `send` hash-partitions a micro-batch's messages by key and
 value into as many writers as the stream has shuffle partitions
-(``spark.sql.shuffle.partitions``, which Spark keeps in the checkpoint: a
-message lands in the same writer on every attempt of its micro-batch), and
+(``spark.sql.shuffle.partitions`` as the checkpoint's offset log holds it,
+`wid.io.batch.Batch.writers`: Spark fixes it for the query, whatever the
+session says on a restart; so a message lands in the same writer on every
+attempt of its micro-batch), and
 each writer's task writes its messages in one transaction. Its
 ``transactional.id`` is ``wid-<pipeline>-<scope>-<part>-<writer>``, where
 the scope is a digest of the checkpoint's path and the streaming query's
@@ -211,7 +213,7 @@ def send(messages: DataFrame, sink: SinkSpec, batch: Batch, part: str) -> int:
     role = "dead_letter" if part == "dead_letter" else "target"
     config = tuple(sorted(client_config(sink, role).items()))
     txn = Transaction(transactional_prefix(batch, part), sink.topic or "", batch.batch_id or 0, part, config)
-    writers = int(messages.sparkSession.conf.get("spark.sql.shuffle.partitions") or 1)
+    writers = batch.writers or int(messages.sparkSession.conf.get("spark.sql.shuffle.partitions") or 1)
     spread = messages.repartition(writers, "key", "value").withColumn(WRITER, F.spark_partition_id())
     done = spread.mapInArrow(partial(write_partition, txn), RESULT).collect()
     return sum(int(r["written"]) for r in done)
