@@ -128,6 +128,12 @@ def test_brokers_without_the_topic_or_transactions_are_named_in_one_line() -> No
         kafka_broker.stop(strict)
 
 
+def test_brokers_that_create_topics_on_first_use_pass_the_probe(kafka: Kafka) -> None:
+    topic = f"created-on-first-use-{id(kafka)}"
+    kafka_eos.check_sinks({"target": sink(kafka, topic)}, Batch("p"))
+    assert kafka.read(topic) == []  # it exists now, empty
+
+
 def test_exactly_once_and_at_least_once_pipelines_agree_with_the_oracle(spark: Any, kafka: Kafka,
                                                                        tmp_path: Path) -> None:
     topic = kafka.topic("clicks", partitions=2)

@@ -69,6 +69,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import time
 import uuid
 from collections.abc import Mapping
 from functools import partial
@@ -85,6 +86,7 @@ from wid.spec.pipeline import SinkSpec
 from wid.spec.secrets import is_secret
 
 PROBE_TIMEOUT_S = 30.0
+TOPIC_WAIT_S = 10.0  # how long a topic created on first use may take to appear
 PARTS = ("target", "target-delete", "dead_letter")
 _JAAS = re.compile(r'\b(username|password)\s*=\s*"((?:[^"\\]|\\.)*)"')
 _QUIET = logging.getLogger("wid.kafka_eos.librdkafka")
@@ -145,21 +147,35 @@ def _probe(role: str, sink: SinkSpec, batch: Batch, timeout_s: float) -> None:
                                    "transactional.id": transactional_prefix(batch, "probe")})
     except kafka.KafkaException as err:
         raise _setting_error(role, config, err) from None
-    try:
-        meta = producer.list_topics(topic, timeout=timeout_s)
-    except kafka.KafkaException as err:
-        raise SinkError(f"sink error: Kafka at {servers} ({role}) did not answer within {timeout_s:g} s: "
-                        f"{_text(err)}") from None
-    found = meta.topics.get(topic)
-    error = None if found is None else found.error
-    if found is None or error is not None and error.code() == kafka.KafkaError.UNKNOWN_TOPIC_OR_PART:
-        raise ConfigError(f"{role}.topic", f"Kafka topic {topic!r} does not exist on {servers}, and the brokers do "
-                          "not create topics on first use (auto.create.topics.enable = false)",
-                          f"create it (kafka-topics.sh --create --topic {topic}), or write to a topic that exists")
+    meta = _topic_metadata(producer, role, servers, topic, timeout_s)
     try:
         producer.init_transactions(timeout_s)
     except kafka.KafkaException as err:
         raise SinkError(_refused(role, servers, len(meta.brokers), err, timeout_s, batch.pipeline)) from None
+
+
+def _topic_metadata(producer: Any, role: str, servers: str, topic: str, timeout_s: float) -> Any:
+    """The brokers' metadata once they know `topic`. Asking for a topic
+    they do not know makes brokers that create topics on first use create
+    it (the answer says unknown while they do), so it is asked again for
+    up to `TOPIC_WAIT_S`. Raises ConfigError naming the topic when it
+    stays unknown, SinkError when the brokers do not answer."""
+    kafka = client()
+    deadline = time.monotonic() + min(timeout_s, TOPIC_WAIT_S)
+    while True:
+        try:
+            meta = producer.list_topics(topic, timeout=timeout_s)
+        except kafka.KafkaException as err:
+            raise SinkError(f"sink error: Kafka at {servers} ({role}) did not answer within {timeout_s:g} s: "
+                            f"{_text(err)}") from None
+        found = meta.topics.get(topic)
+        if found is not None and found.error is None:
+            return meta
+        if time.monotonic() > deadline:
+            raise ConfigError(f"{role}.topic", f"Kafka topic {topic!r} does not exist on {servers}, and the brokers "
+                              "did not create it on first use (auto.create.topics.enable = false, or the client "
+                              "may not create topics)", f"create it (kafka-topics.sh --create --topic {topic})")
+        time.sleep(0.2)
 
 
 def _text(err: Any) -> str:
