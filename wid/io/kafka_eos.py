@@ -223,9 +223,9 @@ def send(messages: DataFrame, sink: SinkSpec, batch: Batch, part: str) -> int:
     this micro-batch, as `part` (``target``, ``target-delete``,
     ``dead_letter``): one transaction per writer with messages (module
     docstring); returns how many messages this attempt wrote (none of a
-    writer that had committed them before)."""
-    if messages.isEmpty():
-        return 0
+    writer that had committed them before). One Spark job: no emptiness
+    check first (a writer without messages opens no transaction, and the
+    check would cost a job as long as the write's)."""
     role = "dead_letter" if part == "dead_letter" else "target"
     config = tuple(sorted(client_config(sink, role).items()))
     txn = Transaction(transactional_prefix(batch, part), sink.topic or "", batch.batch_id or 0, part, config)
