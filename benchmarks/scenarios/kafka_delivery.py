@@ -205,7 +205,7 @@ def delivery(bootstrap: str, quick: bool, repeats: int) -> dict[str, Any]:
     record: dict[str, Any] = {"scenario": "kafka_delivery"}
     record["throughput"] = throughput(spark, bootstrap, QUICK_ROWS if quick else ROWS, repeats, work)
     seconds = QUICK_SECONDS if quick else SECONDS
-    runs = [latency_once(spark, bootstrap, d, seconds, work) for _ in range(max(1, repeats // 2)) for d in DELIVERIES]
+    runs = [latency_once(spark, bootstrap, d, seconds, work) for _ in range(repeats) for d in DELIVERIES]
     p50 = {d: statistics.median(r["p50_ms"] for r in runs if r["delivery"] == d) for d in DELIVERIES}
     added = p50["exactly-once"] - p50["at-least-once"]
     print(f"  exactly-once adds {added:.0f} ms to the p50 latency at {RATE:,} messages a second, 1 s trigger "

@@ -24,7 +24,7 @@ from tests.kafka_check import Kafka, micro_batches, offset_log, window_rows
 from tests.sink_check import as_sink_row, assert_same_rows
 from tools import kafka_broker
 from wid import run_pipeline
-from wid.errors import ConfigError, SinkError
+from wid.errors import ConfigError, MissingDependencyError, SinkError
 from wid.io import kafka as wid_kafka
 from wid.io import kafka_eos
 from wid.io.batch import Batch
@@ -103,6 +103,15 @@ def test_the_client_settings_are_librdkafka_s(monkeypatch: pytest.MonkeyPatch) -
     with pytest.raises(ConfigError, match=r"dead_letter\.options\.kafka\.ssl\.truststore\.\w+: .*librdkafka") as err:
         kafka_eos.check_sinks({"dead_letter": java_only}, Batch("p"))
     assert "Pl4nted" not in str(err.value)
+
+
+def test_a_missing_client_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "confluent_kafka", None)  # as when it is not installed
+    target = SinkSpec("kafka", topic="t", bootstrap_servers="h:9093", delivery="exactly-once")
+    with pytest.raises(MissingDependencyError, match=r"confluent-kafka .* Fix: pip install 'wid\[kafka\]'"):
+        kafka_eos.check_sinks({"target": target}, Batch("p"))
 
 
 def test_brokers_without_the_topic_or_transactions_are_named_in_one_line() -> None:
