@@ -15,7 +15,8 @@ same pipeline from Kafka to Kafka, side by side in one session.
   at-least-once throughput >= 0.8x.
 - **latency**: `RATE` messages a second for `SECONDS` seconds through the
   1-second-trigger pipeline of `benchmarks.scenarios.kafka` (``emit =
-  "on_update"``), Kafka to Kafka, once per delivery, alternating. A row's
+  "on_update"``), Kafka to Kafka, `repeats` times per delivery,
+  alternating (a delivery's p50 is the median of its runs'). A row's
   latency is when a ``read_committed`` consumer, reading the output topic
   as the run goes, first receives a message covering it, less the row's
   produce time (a transactional message's own timestamp is taken before
