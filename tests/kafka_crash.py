@@ -35,16 +35,14 @@ import json
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from collections import Counter
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.crash_harness import killed_when
 from tests.kafka_check import (
     Kafka,
     Message,
@@ -193,22 +191,9 @@ def kill_at(root: Path, kill: Kill, timeout_s: float = 600) -> str | None:
     """Start `wid run` in `root` and SIGKILL its process group at `kill`;
     returns where it landed, None when the run ended first."""
     hook = {"pause_ms": PAUSE_MS} if kill.phase == "in-transaction" else {}
-    proc = subprocess.Popen(_command(root), cwd=root, env=_env(root, hook), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + timeout_s
-    try:
-        while not kill.reached(root):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                return None
-            time.sleep(0.001)
-        with suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        return landed(root, kill.batch)
-    finally:
-        with suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    if not killed_when(_command(root), root, _env(root, hook), lambda: kill.reached(root), timeout_s):
+        return None
+    return landed(root, kill.batch)
 
 
 def finish(root: Path, fail_batch: int | None = None) -> str:
