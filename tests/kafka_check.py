@@ -16,9 +16,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tests.sink_check import iso
+from tests.sink_check import as_sink_row, iso
 from tools import kafka_broker, kafka_client
-from wid.semantics.stream_oracle import MicroBatch
+from wid.semantics.sink_state import natural_key
+from wid.semantics.stream_oracle import BatchResult, MicroBatch
+from wid.spec import Window
 
 _names = itertools.count()
 
@@ -124,14 +126,45 @@ def start_kafka() -> Iterator[Kafka]:
         kafka_broker.stop(broker)
 
 
+def _bound(text: str) -> str:
+    """A window bound from the Kafka sink's JSON as the SQLite sink writes it."""
+    return iso(round(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1_000_000))
+
+
+def _bounds_as_text(row: dict[str, Any]) -> dict[str, Any]:
+    return {c: _bound(v) if c in ("window_start", "window_end") and v is not None else v for c, v in row.items()}
+
+
 def window_rows(messages: Iterable[Message], columns: list[str]) -> list[dict[str, Any]]:
     """The window rows of a Kafka target's messages (tombstones left out),
     over `columns`, window bounds as the SQLite sink writes them
     (`tests.sink_check.iso`), to compare with the oracle's."""
-    def bound(text: str) -> str:
-        return iso(round(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1_000_000))
-    rows = [json.loads(m.value) for m in messages if m.value is not None]
-    return [{c: bound(r[c]) if c in ("window_start", "window_end") else r[c] for c in columns} for r in rows]
+    rows = [_bounds_as_text(json.loads(m.value)) for m in messages if m.value is not None]
+    return [{c: r[c] for c in columns} for r in rows]
+
+
+def tombstone_keys(messages: Iterable[Message]) -> Counter[tuple[tuple[str, Any], ...]]:
+    """The natural keys of a Kafka target's tombstones (retracted windows),
+    each as sorted (column, value) pairs, bounds as `window_rows` gives them."""
+    return Counter(tuple(sorted(_bounds_as_text(json.loads(m.key or b"{}")).items()))
+                   for m in messages if m.value is None)
+
+
+def oracle_messages(window: Window, results: Iterable[BatchResult],
+                    columns: list[str]) -> tuple[list[dict[str, Any]], Counter[tuple[tuple[str, Any], ...]]]:
+    """What the streaming oracle's `results` write to a Kafka target, each
+    once: every version of every window over `columns` (``is_final`` with
+    ``emit = "on_update"``) as `window_rows` reads them, and the retracted
+    keys as `tombstone_keys` reads them."""
+    key = natural_key(window, columns)
+    rows, retracted = [], Counter()
+    for e in (e for r in results for e in r.emitted):
+        row = as_sink_row(window, {**e.row, "is_final": e.final})
+        if e.retract:
+            retracted[tuple(sorted((c, row[c]) for c in key))] += 1
+        else:
+            rows.append({c: row[c] for c in columns})
+    return rows, retracted
 
 
 def values(messages: Iterable[Message]) -> list[Any]:

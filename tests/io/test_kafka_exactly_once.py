@@ -4,7 +4,8 @@ of it writes nothing, a zombie writer's open transaction is aborted and
 fenced, messages land where Spark's own writer puts their key, the
 brokers' refusals are one line each, and a pipeline writing exactly once
 agrees with one writing at least once and with the streaming oracle, every
-version of every window once. A consumer's view is read with
+version of every window and every retraction (session windows, ``emit =
+"on_update"``) once. A consumer's view is read with
 ``read_committed`` and, to show what the transactions hide,
 ``read_uncommitted``."""
 
@@ -20,8 +21,15 @@ import pytest
 from confluent_kafka import KafkaException, Producer
 
 from tests.io.test_kafka import PIPELINE, messages, produce
-from tests.kafka_check import Kafka, micro_batches, offset_log, window_rows
-from tests.sink_check import as_sink_row, assert_same_rows
+from tests.kafka_check import (
+    Kafka,
+    micro_batches,
+    offset_log,
+    oracle_messages,
+    tombstone_keys,
+    window_rows,
+)
+from tests.sink_check import assert_same_rows
 from tools import kafka_broker
 from wid import run_pipeline
 from wid.errors import ConfigError, MissingDependencyError, SinkError
@@ -153,7 +161,8 @@ def test_exactly_once_and_at_least_once_pipelines_agree_with_the_oracle(spark: A
         target, dead = (f'kind = "kafka"\ntopic = "{t}"\nbootstrap_servers = "{kafka.bootstrap}"\n'
                         f'delivery = "{delivery}"' for t in (out, dlq))
         text = PIPELINE.format(topic=topic, bootstrap=kafka.bootstrap, target=target, dead_letter=dead)
-        text = text.replace('late_data = "dlq"', 'late_data = "dlq"\nemit = "on_update"')
+        text = text.replace('late_data = "dlq"', 'late_data = "dlq"\nemit = "on_update"').replace(
+            'kind = "tumbling"\nduration_ms = 10000', 'kind = "session"\ngap_ms = 3000')  # versions and retractions
         text = text.replace('checkpoint = "ck"', f'checkpoint = "ck-{delivery}"')
         spec = loads_pipeline(text.replace("[source]\n", '[source]\noptions = { maxOffsetsPerTrigger = "40" }\n'),
                               base_dir=str(tmp_path))
@@ -171,10 +180,11 @@ def test_exactly_once_and_at_least_once_pipelines_agree_with_the_oracle(spark: A
     assert len(log) > 2
     results = run_stream(micro_batches(log, produced), spec.window)
     columns = ["window_start", "window_end", "k", "n", "total", "is_final"]
-    every_version = [as_sink_row(spec.window, {**e.row, "is_final": e.final}) for r in results for e in r.emitted]
+    every_version, retracted = oracle_messages(spec.window, results, columns)
     got = window_rows(views["exactly-once"][0], columns)
-    assert_same_rows(spec.window, got, [{c: r[c] for c in columns} for r in every_version])
+    assert_same_rows(spec.window, got, every_version)
     assert len({(r["window_start"], r["k"]) for r in got}) < len(got)  # windows in several versions, each once
+    assert tombstone_keys(views["exactly-once"][0]) == retracted and retracted  # each retraction once
     want_dead = sum(len(r.late) + len(r.rejected) for r in results) + sum(
         not isinstance(r, dict) for r in produced.values())
     assert len(views["exactly-once"][1]) == want_dead
