@@ -159,15 +159,21 @@ def _begin(tid: str, txn: Transaction) -> _Writer | None:
 
 
 def _produce(writer: _Writer, topic: str, rows: pa.RecordBatch) -> int:
-    """Produce `rows` (key, value, headers) in the open transaction."""
+    """Produce `rows` (key, value, headers) in the open transaction. The
+    headers are read as two flat lists and sliced per message (a list of
+    dicts per message costs as much again as producing it)."""
     produce, poll = writer.producer.produce, writer.producer.poll
-    heads = rows.column("headers").to_pylist()
-    for key, value, headers in zip(rows.column("key").to_pylist(), rows.column("value").to_pylist(), heads,
-                                   strict=True):
-        pairs = [(h["key"], h["value"]) for h in headers] if headers else None
+    heads = rows.column("headers")
+    offsets = heads.offsets.to_pylist()
+    flat = heads.flatten()
+    pairs = list(zip(flat.field("key").to_pylist(), flat.field("value").to_pylist(), strict=True))
+    first = offsets[0]
+    for i, (key, value) in enumerate(zip(rows.column("key").to_pylist(), rows.column("value").to_pylist(),
+                                         strict=True)):
+        headers = pairs[offsets[i] - first:offsets[i + 1] - first] or None
         while True:
             try:
-                produce(topic, value=value, key=key, headers=pairs)
+                produce(topic, value=value, key=key, headers=headers)
                 break
             except BufferError:  # librdkafka's queue is full: let deliveries drain
                 poll(0.05)
