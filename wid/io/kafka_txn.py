@@ -133,29 +133,38 @@ def _start(tid: str, txn: Transaction) -> _Writer:
 
 def _begin(tid: str, txn: Transaction) -> _Writer | None:
     """The writer of `tid` inside a transaction holding this micro-batch's
-    marker, or None when its id already committed this micro-batch."""
+    marker, or None when its id already committed this micro-batch: the
+    kept one, unless another producer of its id fenced it since; else a new
+    one. Raises KafkaException when a new one cannot begin."""
     key = (tid, txn.config)
-    writer, kept = _KEPT.pop(key, None), True
-    for _ in range(2):
-        if writer is None:
-            writer, kept = _start(tid, txn), False
-        if writer.done is not None and writer.done >= txn.batch_id:
-            _KEPT[key] = writer
-            return None
+    kept = _KEPT.pop(key, None)
+    if kept is not None:
         try:
-            writer.producer.begin_transaction()
-            marker = client().TopicPartition(txn.topic, 0, txn.batch_id + 1, f"wid micro-batch {txn.batch_id}")
-            writer.producer.send_offsets_to_transaction([marker], writer.consumer.consumer_group_metadata(),
-                                                        CALL_TIMEOUT_S)
+            return _enter(key, kept, txn)
         except client().KafkaException:
-            _close(writer)
-            if not kept:
-                raise
-            writer = None  # fenced since it was kept: start again, and read the marker again
-            continue
+            _close(kept)  # fenced: a new producer reads the marker again
+    writer = _start(tid, txn)
+    try:
+        return _enter(key, writer, txn)
+    except BaseException:
+        _close(writer)
+        raise
+
+
+def _enter(key: tuple[str, tuple[tuple[str, str], ...]], writer: _Writer, txn: Transaction) -> _Writer | None:
+    """Begin `writer`'s transaction with the marker first (the coordinator
+    answers at once, so a fenced producer fails before any message) and
+    keep it for the next micro-batch; None, kept, when its id committed
+    this micro-batch already."""
+    if writer.done is None or writer.done < txn.batch_id:
+        writer.producer.begin_transaction()
+        marker = client().TopicPartition(txn.topic, 0, txn.batch_id + 1, f"wid micro-batch {txn.batch_id}")
+        writer.producer.send_offsets_to_transaction([marker], writer.consumer.consumer_group_metadata(),
+                                                    CALL_TIMEOUT_S)
         _KEPT[key] = writer
         return writer
-    raise AssertionError("unreachable: a new producer either begins or raises")
+    _KEPT[key] = writer
+    return None
 
 
 def _produce(writer: _Writer, topic: str, rows: pa.RecordBatch) -> int:
