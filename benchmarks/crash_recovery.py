@@ -61,8 +61,9 @@ def kafka_campaign(runs: int, seed: int, base: Path) -> None:
             exact = r["windows_equal"] and r["dead_equal"]
             tally.update({"runs": 1, "exact": exact, "landed as aimed": r["landed"] == [kill.phase],
                           "task failures": r["task_failed"], "aborted copies seen": r["aborted_copies"] > 0})
-            print(f"run {run + 1}: {name}, aimed {kill.phase} {kill.batch}, landed {r['landed'][0]}; task failure in "
-                  f"micro-batch {fail} {'retried' if r['task_failed'] else '(not reached)' if fail else ''}; windows "
+            failure = "no task failure" if fail is None else \
+                f"task failure in micro-batch {fail} {'retried' if r['task_failed'] else '(not reached)'}"
+            print(f"run {run + 1}: {name}, aimed {kill.phase} {kill.batch}, landed {r['landed'][0]}; {failure}; windows "
                   f"{r['windows']} (oracle {r['oracle_windows']}) equal {r['windows_equal']}, dead letters {r['dead']} "
                   f"equal {r['dead_equal']}; read_uncommitted sees {r['aborted_copies']} aborted copies", flush=True)
         print(f"tally: {dict(tally)}")
