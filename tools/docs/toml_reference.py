@@ -118,6 +118,8 @@ NOTES: dict[type, dict[str, str]] = {
         "options": "Writer options: Kafka producer settings (`kafka.*`), Delta or Iceberg table properties.",
         "topic": "Kafka: the topic written.",
         "bootstrap_servers": "Kafka: the brokers, `host:port[,host:port]`.",
+        "delivery": "Kafka: `at-least-once` (Spark's Kafka writer) or `exactly-once` (Kafka transactions: a "
+                    "`read_committed` consumer sees each message once; [Kafka](../how-to/kafka.md#exactly-once-delivery)).",
     },
     ColumnMetric: {
         "column": "A right column: its value for each matching right row (the window (0, 0): an array of them).",

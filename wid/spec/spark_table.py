@@ -1,4 +1,5 @@
-"""A pipeline's ``[spark]`` table (`check_spark_table`), and Spark master
+"""A pipeline's ``[spark]`` table (`check_spark_table`; shown without
+secrets, `masked_spark`), and Spark master
 URLs read as Spark reads them, before Spark starts (`check_master`).
 
 Spark parses a master URL only when its context starts
@@ -23,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from wid.errors import ConfigError
-from wid.spec.secrets import mask_url
+from wid.spec.secrets import mask_url, masked_options
 
 _LOCAL = re.compile(r"local(?:\[\s*(\*|\d+)\s*(?:,\s*\d+\s*)?\])?")
 _LOCAL_CLUSTER = re.compile(r"local-cluster\[\s*\d+\s*,\s*\d+\s*,\s*\d+\s*\]")
@@ -91,4 +92,15 @@ def check_spark_table(spark: dict[str, Any], named: Callable[[str], str] = "spar
         raise ConfigError(named("conf"), "must be a table of Spark settings")
 
 
-__all__ = ["FORMS", "SPARK_KEYS", "check_master", "check_spark_table", "standalone_masters"]
+def masked_spark(spark: dict[str, Any]) -> dict[str, Any]:
+    """The ``[spark]`` table as wid shows it: secret settings in `conf`
+    (`wid.spec.secrets.is_secret`: ``spark.hadoop.fs.s3a.secret.key``...)
+    and a token in `remote` (``sc://host:15002/;token=...``) as ``***``."""
+    shown = {k: mask_url(v) if k in ("master", "remote") and isinstance(v, str) else v for k, v in spark.items()}
+    if isinstance(spark.get("conf"), dict):
+        shown["conf"] = masked_options(spark["conf"])
+    return shown
+
+
+
+__all__ = ["FORMS", "SPARK_KEYS", "check_master", "check_spark_table", "masked_spark", "standalone_masters"]

@@ -59,9 +59,9 @@ from wid.spec.pipeline import (
     StreamSpec,
     check_pipeline_name,
     default_sinks,
-    masked_spark,
 )
 from wid.spec.secrets import mask_url, masked_options
+from wid.spec.spark_table import masked_spark
 from wid.spec.window import Punctuation, Window
 
 _RENAMES: dict[type, dict[str, str]] = {Aggregation: {"as_": "as"}, ColumnMetric: {"as_": "as"}}

@@ -315,10 +315,10 @@ def _validate(w: Window) -> None:
     if w.kind not in DEFINITIONS:
         raise ConfigError("kind", f"unknown window kind {w.kind!r}", "use one of " + ", ".join(NAMES))
     if w.crash_recovery == "kafka_eos":  # type: ignore[comparison-overlap]
-        raise ConfigError("crash_recovery", "kafka_eos is not offered: Spark's Kafka writer has no transactions, "
-                          "so a crash between a write and its checkpoint commit replays the micro-batch",
-                          "use crash_recovery = 'checkpoint': wid skips the messages a replayed micro-batch finds "
-                          "already written, and a compacted topic keyed by the natural key keeps each window once")
+        raise ConfigError("crash_recovery", "kafka_eos is not a crash_recovery mode: Spark's Kafka writer has no "
+                          "transactions, and exactly-once to Kafka is the Kafka sink's choice",
+                          "keep crash_recovery = 'checkpoint' and set delivery = 'exactly-once' on the Kafka target "
+                          "and dead letter (Kafka transactions, docs/how-to/kafka.md)")
     for name, choices in _CHOICES.items():
         if getattr(w, name) not in choices:
             raise ConfigError(name, f"must be one of {', '.join(choices)}; got {getattr(w, name)!r}")
