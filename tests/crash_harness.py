@@ -34,6 +34,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,19 +127,26 @@ def kill_at(root: Path, point: KillAt, timeout_s: float = 300) -> tuple[str, boo
     """Start `wid run` and SIGKILL it at `point`; returns where it landed and
     whether a micro-batch had committed before it, or None when the run
     ended before reaching it."""
-    proc = subprocess.Popen(command(root), cwd=root, env=ENV, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + timeout_s
     ck = checkpoint(root)
+    if not killed_when(command(root), root, ENV, lambda: point.reached(root, ck), timeout_s):
+        return None
+    return landed(root, point.batch), (ck / "commits" / "0").exists()
+
+
+def killed_when(argv: list[str], cwd: Path, env: dict[str, str], reached: Callable[[], bool],
+                timeout_s: float) -> bool:
+    """Start `argv` in its own process group and SIGKILL the group (the JVM
+    and Python workers included) as soon as `reached()`, watched every
+    millisecond; False when the process ended first or `timeout_s` passed."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + timeout_s
     try:
-        while not point.reached(root, ck):
+        while not reached():
             if proc.poll() is not None or time.monotonic() > deadline:
-                return None
+                return False
             time.sleep(0.001)
-        with suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        return landed(root, point.batch), (ck / "commits" / "0").exists()
+        return True
     finally:
         with suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)

@@ -16,8 +16,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tests.sink_check import as_sink_row, iso
 from tools import kafka_broker, kafka_client
-from wid.semantics.stream_oracle import MicroBatch
+from wid.semantics.sink_state import natural_key
+from wid.semantics.stream_oracle import BatchResult, MicroBatch
+from wid.spec import Window
 
 _names = itertools.count()
 
@@ -43,9 +46,11 @@ class Kafka:
         """Produce (partition, timestamp_ms, key, value) in order; returns how many."""
         return kafka_client.produce(self.bootstrap, topic, messages)
 
-    def read(self, topic: str) -> list[Message]:
-        """Every message of `topic`, by partition then offset."""
-        return kafka_client.read_all(self.bootstrap, topic)
+    def read(self, topic: str, isolation: str = "read_uncommitted") -> list[Message]:
+        """Every message of `topic`, by partition then offset, as a consumer
+        with `isolation` reads them (``read_committed``: committed
+        transactions' only)."""
+        return kafka_client.read_all(self.bootstrap, topic, isolation=isolation)
 
 
 @dataclass(frozen=True)
@@ -111,14 +116,56 @@ def produce_rows(kafka: Kafka, topic: str, messages: list[kafka_client.Message],
     return out
 
 
-def start_kafka() -> Iterator[Kafka]:
-    """A broker for the session, stopped at its end."""
+def start_kafka(overrides: dict[str, str] | None = None) -> Iterator[Kafka]:
+    """A broker for the session (with `overrides` over its settings,
+    `tools.kafka_broker.properties`), stopped at its end."""
     home = Path(tempfile.mkdtemp(prefix="wid-kafka-"))
-    broker = kafka_broker.start(home)
+    broker = kafka_broker.start(home, settings=overrides)
     try:
         yield Kafka(broker)
     finally:
         kafka_broker.stop(broker)
+
+
+def _bound(text: str) -> str:
+    """A window bound from the Kafka sink's JSON as the SQLite sink writes it."""
+    return iso(round(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1_000_000))
+
+
+def _bounds_as_text(row: dict[str, Any]) -> dict[str, Any]:
+    return {c: _bound(v) if c in ("window_start", "window_end") and v is not None else v for c, v in row.items()}
+
+
+def window_rows(messages: Iterable[Message], columns: list[str]) -> list[dict[str, Any]]:
+    """The window rows of a Kafka target's messages (tombstones left out),
+    over `columns`, window bounds as the SQLite sink writes them
+    (`tests.sink_check.iso`), to compare with the oracle's."""
+    rows = [_bounds_as_text(json.loads(m.value)) for m in messages if m.value is not None]
+    return [{c: r[c] for c in columns} for r in rows]
+
+
+def tombstone_keys(messages: Iterable[Message]) -> Counter[tuple[tuple[str, Any], ...]]:
+    """The natural keys of a Kafka target's tombstones (retracted windows),
+    each as sorted (column, value) pairs, bounds as `window_rows` gives them."""
+    return Counter(tuple(sorted(_bounds_as_text(json.loads(m.key or b"{}")).items()))
+                   for m in messages if m.value is None)
+
+
+def oracle_messages(window: Window, results: Iterable[BatchResult],
+                    columns: list[str]) -> tuple[list[dict[str, Any]], Counter[tuple[tuple[str, Any], ...]]]:
+    """What the streaming oracle's `results` write to a Kafka target, each
+    once: every version of every window over `columns` (``is_final`` with
+    ``emit = "on_update"``) as `window_rows` reads them, and the retracted
+    keys as `tombstone_keys` reads them."""
+    key = natural_key(window, columns)
+    rows, retracted = [], Counter()
+    for e in (e for r in results for e in r.emitted):
+        row = as_sink_row(window, {**e.row, "is_final": e.final})
+        if e.retract:
+            retracted[tuple(sorted((c, row[c]) for c in key))] += 1
+        else:
+            rows.append({c: row[c] for c in columns})
+    return rows, retracted
 
 
 def values(messages: Iterable[Message]) -> list[Any]:

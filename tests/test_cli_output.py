@@ -10,6 +10,7 @@ import importlib.metadata
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -81,10 +82,11 @@ def test_the_doctor_marks_a_missing_package_as_missing(monkeypatch: pytest.Monke
         return real(name)
     monkeypatch.setattr(importlib.metadata, "version", version)
     result = invoke("doctor")
-    rows = {line.split("│")[1].strip(): line for line in result.output.splitlines() if line.count("│") >= 4}
-    assert " ok " not in rows["duckdb"] and "not installed (optional)" in rows["duckdb"]
-    assert "missing" in rows["pyarrow"] and result.exit_code == 1
-    assert "pip install -e '.[dev]'" in result.output
+    lines = result.output.splitlines()
+    rows = {line[9:].split(":")[0]: (line, lines[i + 1]) for i, line in enumerate(lines[:-1]) if line[:1].isalpha()}
+    assert rows["duckdb"][0].startswith("optional ") and "not installed" in rows["duckdb"][0]
+    assert "fix: pip install 'spark-wid[test]'" in rows["duckdb"][1] and "pip install -e '.[dev]'" in rows["duckdb"][1]
+    assert rows["pyarrow"][0].startswith("missing ") and result.exit_code == 1
 
 
 def test_a_preview_shows_whole_timestamps() -> None:
@@ -156,3 +158,55 @@ def test_a_bad_flag_is_reported_as_the_flag(tmp_path: Path, flags: list[str], fi
     (tmp_path / "p.toml").write_text(pipeline_toml('kind = "tumbling"\nduration_ms = 10000', name="flags"))
     result = invoke("explain", *flags, str(tmp_path / "p.toml"))
     assert result.exit_code == 2 and result.output.startswith(f"error: {field}: "), result.output
+
+
+def _printed(width: int, draw: Any) -> str:
+    out = io.StringIO()
+    cli_report.console = Console(file=out, width=width, markup=False, highlight=False)
+    try:
+        draw()
+    finally:
+        cli_report.console = Console(markup=False, highlight=False)
+    return out.getvalue()
+
+
+def test_in_80_columns_the_summary_folds_paths_and_never_cuts_them() -> None:
+    from wid.pipelines.report import BatchTally, Report
+
+    home = "/home/someone/projects/analytics/warehouse/wid/examples"
+    report = Report("flights-hourly", f"SQLite {home}/../out/flights.sqlite table departures_hourly",
+                    f"SQLite {home}/../out/flights.sqlite table dead_letter", streaming=True,
+                    checkpoint=f"{home}/flights-stream.checkpoint")
+    report.batches = [BatchTally(0, 336_776, 328_521, 10, 328_511, 1_357_000_000_000)]
+    shown = _printed(80, lambda: cli_report.summary(report, "tumbling windows", []))
+    lines = shown.splitlines()
+    assert max(len(line) for line in lines) <= 80 and "…" not in shown, shown
+    assert "│ rows in = rejected + late + aggregated │" in shown  # the label on one line
+    cells = "".join(line.split("│")[2].strip() for line in lines if line.count("│") == 3)
+    for path in (f"{home}/../out/flights.sqlite", f"{home}/flights-stream.checkpoint"):
+        assert path in cells, shown  # folded onto further lines, whole
+
+
+def test_in_80_columns_a_wide_preview_is_one_block_per_row_with_whole_names() -> None:
+    rows = [{"window_start": "2013-01-01T05:00:00.000000Z", "window_end": "2013-01-01T06:00:00.000000Z",
+             "origin": "EWR", "departures": 12, "avg_dep_delay_min": 3.25, "max_dep_delay_min_over_the_hour": 44.0}]
+    shown = _printed(80, lambda: cli_report.preview(rows, "first rows"))
+    assert max(len(line) for line in shown.splitlines()) <= 80 and "…" not in shown, shown
+    for name, value in (("window_start", "2013-01-01 05:00:00Z"), ("max_dep_delay_min_over_the_hour", "44.000")):
+        assert re.search(rf"^{name} +{re.escape(value)}$", shown, re.M), shown
+    narrow = _printed(80, lambda: cli_report.preview([{"k": "a", "n": 1}], "first rows"))
+    assert "┃ k" in narrow and "-[ row" not in narrow  # a table that fits stays a table
+
+
+def test_a_stream_s_stage_line_is_short() -> None:
+    from types import SimpleNamespace
+
+    from wid.pipelines.run import startup_notes
+    from wid.spark.compile import WHY_OPERATOR
+    from wid.spark.execution import OPERATOR, Execution
+    from wid.spec.toml_io import loads_pipeline
+
+    spec = loads_pipeline(pipeline_toml('kind = "tumbling"\nduration_ms = 10000', name="short"))
+    explained = Execution(OPERATOR, ("WID operator (200 shards, vectorised state per shard)",), WHY_OPERATOR)
+    first = startup_notes(spec, SimpleNamespace(result=SimpleNamespace(explain=explained)))[0]  # type: ignore[arg-type]
+    assert first == "window stage: WID operator (200 shards, vectorised state per shard)" and len(first) <= 80

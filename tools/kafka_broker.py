@@ -25,6 +25,7 @@ import argparse
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,8 +73,10 @@ class Broker:
         return f"127.0.0.1:{self.port}"
 
 
-def properties(directory: Path, port: int, controller_port: int) -> str:
-    """``server.properties`` of a one-node KRaft cluster on 127.0.0.1."""
+def properties(directory: Path, port: int, controller_port: int, settings: Mapping[str, str] | None = None) -> str:
+    """``server.properties`` of a one-node KRaft cluster on 127.0.0.1, with
+    `settings` over the defaults below (a test's broker that refuses what
+    this one allows: transactions, topics created on first use)."""
     settings = {
         "process.roles": "broker,controller", "node.id": "1",
         "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller_port}",
@@ -91,6 +94,7 @@ def properties(directory: Path, port: int, controller_port: int) -> str:
         "num.recovery.threads.per.data.dir": "1", "background.threads": "2",
         "log.segment.bytes": "1048576",  # the smallest Kafka 4 accepts
         "log.retention.ms": "-1", "log.retention.bytes": "-1",
+        **(settings or {}),
     }
     return "".join(f"{k}={v}\n" for k, v in settings.items())
 
@@ -99,15 +103,16 @@ def _java(lib: Path, *args: str) -> list[str]:
     return ["java", *JVM, f"-Dlog4j2.configurationFile={HERE / 'log4j2.properties'}", "-cp", f"{lib}/*", *args]
 
 
-def start(directory: Path, port: int = 0, timeout_s: float = 120) -> Broker:
+def start(directory: Path, port: int = 0, timeout_s: float = 120, settings: Mapping[str, str] | None = None) -> Broker:
     """Format `directory` (first use) and start a broker there on `port` (0:
-    a free one); returns once it is ready. Raises BrokerError with the
-    broker's log when it dies or is not ready within `timeout_s`."""
+    a free one), with `settings` over `properties`' defaults; returns once
+    it is ready. Raises BrokerError with the broker's log when it dies or is
+    not ready within `timeout_s`."""
     lib = jars()
     directory.mkdir(parents=True, exist_ok=True)
     port, controller = port or free_port(), free_port()
     config = directory / "server.properties"
-    config.write_text(properties(directory, port, controller))
+    config.write_text(properties(directory, port, controller, settings))
     if not (directory / "data" / "meta.properties").exists():
         cluster = subprocess.run(_java(lib, "kafka.tools.StorageTool", "random-uuid"), capture_output=True,
                                  text=True, check=True).stdout.strip().splitlines()[-1]

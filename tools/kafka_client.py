@@ -61,27 +61,32 @@ class Received:
         return None if value is None else value.decode()
 
 
-def read_all(bootstrap: str, topic: str, timeout_s: float = 30) -> list[Received]:
-    """Every message `topic` holds now, by partition then offset. Raises
-    TimeoutError when the messages do not arrive within `timeout_s` a poll."""
-    from confluent_kafka import Consumer, TopicPartition
+def read_all(bootstrap: str, topic: str, timeout_s: float = 30, isolation: str = "read_uncommitted") -> list[Received]:
+    """Every message `topic` holds now, by partition then offset, as a
+    consumer with `isolation` (``read_uncommitted``, Kafka's default, or
+    ``read_committed``: only committed transactions' messages) reads them:
+    each partition is read to its end (the end of its committed messages
+    for ``read_committed``). Raises TimeoutError when a partition's end
+    does not arrive within `timeout_s` a poll."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
 
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"wid-read-{topic}",
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+                         "enable.auto.commit": False, "enable.partition.eof": True, "isolation.level": isolation})
     try:
         meta = consumer.list_topics(topic, timeout=timeout_s).topics[topic]
-        want = sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1]
-                   for p in meta.partitions)
-        consumer.assign([TopicPartition(topic, p, 0) for p in meta.partitions])
-        out: list[Received] = []
-        while len(out) < want:
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in meta.partitions])
+        reading, out = set(meta.partitions), []
+        while reading:
             msg = consumer.poll(timeout_s)
             if msg is None:
-                raise TimeoutError(f"read {len(out)} of {want} messages of {topic}")
-            if msg.error():
+                raise TimeoutError(f"read {len(out)} messages of {topic}; partitions {sorted(reading)} did not end")
+            if msg.error() and msg.error().code() == KafkaError._PARTITION_EOF:
+                reading.discard(msg.partition())
+            elif msg.error():
                 raise RuntimeError(str(msg.error()))
-            out.append(Received(msg.topic(), msg.partition(), msg.offset(), msg.timestamp()[1], msg.key(),
-                                msg.value(), dict(msg.headers() or [])))
+            else:
+                out.append(Received(msg.topic(), msg.partition(), msg.offset(), msg.timestamp()[1], msg.key(),
+                                    msg.value(), dict(msg.headers() or [])))
         return sorted(out, key=lambda m: (m.partition, m.offset))
     finally:
         consumer.close()

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from wid.errors import ConfigError, MissingDependencyError, StateCapError, WidError
+from wid.errors import (
+    ConfigError,
+    InputError,
+    MissingDependencyError,
+    SetupError,
+    StateCapError,
+    WidError,
+)
 from wid.spec import Aggregation, Punctuation, Window
 from wid.spec.facade import pipeline
 from wid.spec.join import ColumnMetric, WindowJoin
@@ -19,7 +26,8 @@ from wid.spec.toml_io import dumps_pipeline, load_pipeline, loads_pipeline
 if TYPE_CHECKING:
     from wid.spark.api import aggregate, join_result, window_join, window_result
 
-__all__ = ["Aggregation", "ColumnMetric", "ConfigError", "MissingDependencyError", "Punctuation", "StateCapError",
+__all__ = ["Aggregation", "ColumnMetric", "ConfigError", "InputError", "MissingDependencyError", "Punctuation",
+           "SetupError", "StateCapError",
            "Window", "WidError", "WindowJoin", "aggregate", "dumps_pipeline", "load_pipeline", "loads_pipeline",
            "join_result", "pipeline", "run_pipeline", "window_join", "window_result"]
 __version__ = "0.1.0"

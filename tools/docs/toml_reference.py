@@ -23,11 +23,12 @@ from typing import Any
 import tomli_w
 
 from wid.errors import ConfigError
-from wid.spec import window as window_module
 from wid.spec.aggregation import Aggregation
 from wid.spec.catalog import AGGREGATIONS
 from wid.spec.join import ColumnMetric, JoinStage, WindowJoin
-from wid.spec.pipeline import SPARK_KEYS, SinkSpec, SourceSpec, StreamSpec
+from wid.spec.kinds import KINDS, kinds_taking
+from wid.spec.pipeline import SinkSpec, SourceSpec, StreamSpec
+from wid.spec.spark_table import SPARK_KEYS
 from wid.spec.toml_io import loads_pipeline
 from wid.spec.window import Punctuation, Window
 
@@ -35,6 +36,11 @@ from wid.spec.window import Punctuation, Window
 NOTES: dict[type, dict[str, str]] = {
     Window: {
         "kind": "The window kind: how rows map to extents ([Windows and extents](../concepts/windows.md)).",
+        "aggregations": "The aggregates, in output order: `Aggregation(agg, column, as_=...)` in Python, "
+                        "`[[transform.window.aggregations]]` tables in TOML ([Aggregations](toml.md#aggregations)).",
+        "max_future_ms": "A row whose event time lies more than this ahead of its micro-batch's processing time is "
+                         "rejected (\"event time in the future\") and moves no watermark; one day by default. None "
+                         "(TOML: `max_future = \"off\"`) turns the guard off.",
         "event_time_column": "The column holding each row's event time. Required with `time_mode = \"event\"`; "
                              "a Kafka source defaults it to the message timestamp `_event_ts`.",
         "event_time_unit": "How the event-time column is read: `timestamp` (a Spark TIMESTAMP, TIMESTAMP_NTZ or a "
@@ -54,6 +60,18 @@ NOTES: dict[type, dict[str, str]] = {
                        "dead letter.",
         "max_duration_ms": "Restart landmark windows every this many milliseconds (Flink's CUMULATE); a multiple "
                            "of `hop_ms`.",
+        "duration_months": "The window length in local months, instead of `duration_ms` (`duration = \"1 month\"`, "
+                           "`\"1 quarter\"` is 3, `\"1 year\"` 12; [calendar windows](../concepts/calendar.md)).",
+        "hop_months": "The hop in local months, instead of `hop_ms` (`hop = \"1 quarter\"`).",
+        "max_duration_months": "Landmark windows restart every this many local months (`max_duration = \"1 month\"`: "
+                               "month to date).",
+        "time_zone": "An IANA zone (`America/New_York`): whole days are its local days (23 or 25 hours at a "
+                     "daylight-saving change), months its local months, other durations align on its local clock. "
+                     "Default: none (fixed durations on the epoch; months in UTC).",
+        "week_start": "The first day of a week for hops of whole weeks: `monday` (ISO 8601, the default) to "
+                      "`sunday`.",
+        "window_label_column": "Adds a column of that name with each window's local name: `2013-03-10`, `2013-W10`, "
+                               "`2013-03`, `2013-Q1`, `2013`.",
         "group_by": "Group columns: one output row per window and group.",
         "partition_by": "Count windows: ranks are counted separately per value of these columns (the paper's "
                         "pattr).",
@@ -100,6 +118,8 @@ NOTES: dict[type, dict[str, str]] = {
         "options": "Writer options: Kafka producer settings (`kafka.*`), Delta or Iceberg table properties.",
         "topic": "Kafka: the topic written.",
         "bootstrap_servers": "Kafka: the brokers, `host:port[,host:port]`.",
+        "delivery": "Kafka: `at-least-once` (Spark's Kafka writer) or `exactly-once` (Kafka transactions: a "
+                    "`read_committed` consumer sees each message once; [Kafka](../how-to/kafka.md#exactly-once-delivery)).",
     },
     ColumnMetric: {
         "column": "A right column: its value for each matching right row (the window (0, 0): an array of them).",
@@ -262,8 +282,8 @@ def accepted(table: Table, key: str) -> bool:
 
 
 def _kinds_note(name: str) -> str:
-    kinds = getattr(window_module, "_KIND_FIELDS", {}).get(name)
-    required = [k for k, names in getattr(window_module, "_REQUIRED", {}).items() if name in names]
+    kinds = kinds_taking(name)
+    required = [k for k, kind in KINDS.items() if name in kind.required]
     parts = []
     if kinds:
         parts.append("Kinds: " + ", ".join(kinds) + ".")

@@ -29,7 +29,9 @@ partition, offset and batch id in headers, after Kafka Connect's
 dead-letter queues. Spark's Kafka writer is at-least-once; wid makes a
 replayed micro-batch (the one a crash interrupted) skip the messages it
 finds already written for that batch (`wid.id` header), so that a topic
-holds each message once (`unwritten`).
+holds each message once (`unwritten`), but for a task Spark retried
+inside a micro-batch. A sink with ``delivery = "exactly-once"`` writes in
+Kafka transactions instead (`wid.io.kafka_eos`), with the same messages.
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from wid.io import kafka_eos
 from wid.io.batch import Batch
+from wid.spec.delivery import EXACTLY_ONCE
 from wid.spec.pipeline import (
     CORRUPT,
     KAFKA_EVENT_TIME,
@@ -251,10 +255,13 @@ def refused_counts(spark: SparkSession, sink: SinkSpec, pipeline: str, since_ms:
 
 def _produced_since(spark: SparkSession, sink: SinkSpec, since_ms: int) -> DataFrame:
     """The messages of `sink`'s topic produced since `since_ms` (epoch ms),
-    with their headers. The topic is subscribed by a pattern, not by its
-    name: a topic never created (nothing written yet) then reads as empty
-    instead of failing."""
+    with their headers; of an exactly-once sink, those of committed
+    transactions only (``read_committed``). The topic is subscribed by a
+    pattern, not by its name: a topic never created (nothing written yet)
+    then reads as empty instead of failing."""
     options = {k: v for k, v in writer_options(sink).items() if k != "topic"}
+    if sink.delivery == EXACTLY_ONCE:
+        options["kafka.isolation.level"] = "read_committed"
     return (spark.read.format("kafka").options(**options).option("subscribePattern", re.escape(sink.topic or ""))
             .option("includeHeaders", "true").option("startingTimestamp", str(since_ms))
             .option("startingOffsetsByTimestampStrategy", "latest").load())
@@ -265,9 +272,14 @@ def _header_value(headers: Column, name: str) -> Column:
     return F.element_at(found, 1)["value"].cast("string")
 
 
-def send(messages: DataFrame, sink: SinkSpec, batch: Batch) -> int:
-    """Write (key, value, headers) rows to `sink`'s topic, less those a
-    replayed micro-batch already wrote (`unwritten`); returns how many."""
+def send(messages: DataFrame, sink: SinkSpec, batch: Batch, part: str = "target") -> int:
+    """Write (key, value, headers) rows to `sink`'s topic as `part`
+    (``target``, ``target-delete``, ``dead_letter``); returns how many.
+    At least once: with Spark's writer, less those a replayed micro-batch
+    already wrote (`unwritten`). Exactly once: in Kafka transactions
+    (`wid.io.kafka_eos`)."""
+    if sink.delivery == EXACTLY_ONCE:
+        return kafka_eos.send(messages, sink, batch, part)
     messages = unwritten(messages, sink, batch).persist()
     try:
         count = messages.count()

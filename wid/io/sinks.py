@@ -88,7 +88,7 @@ def delete(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str], bat
     if sink.kind in SQL_SINKS:
         return in_transaction(sink, base_dir, lambda con, dialect: delete_keys(df, con, dialect, sink.table or "", key))
     if sink.kind == "kafka":
-        return kafka.send(kafka.tombstones(df.select(*key), batch), sink, batch)
+        return kafka.send(kafka.tombstones(df.select(*key), batch), sink, batch, "target-delete")
     if sink.kind == "console":
         return write_console(df.select(*key), sink.rows, "retracted")
     return None

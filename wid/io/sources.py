@@ -16,6 +16,7 @@ from wid.io.kafka import connector, read_kafka
 from wid.io.paths import resolve
 from wid.spec.pipeline import CORRUPT, STREAM_ONLY, SourceSpec, is_uri
 from wid.spec.sql_text import ident, sql_string
+from wid.versions import pip_install
 
 
 def read_source(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> DataFrame:
@@ -161,7 +162,7 @@ def _python_object(ref: str, base_dir: str) -> pa.Table:
         module = importlib.import_module(module_name)
     except ImportError as err:
         raise MissingDependencyError(f"Python module '{module_name}' (source.object)",
-                                     f"pip install {module_name}, or install wid with its [examples] extra") from err
+                                     f"pip install {module_name}, or {pip_install('examples')} (the examples' data)") from err
     finally:
         sys.path.remove(base_dir)
     try:

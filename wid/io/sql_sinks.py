@@ -45,6 +45,7 @@ from wid.io.retry import cause, with_retries
 from wid.spec.names import IDENTIFIER_RULE, is_identifier
 from wid.spec.pipeline import SinkSpec
 from wid.spec.secrets import mask_url, url_password
+from wid.versions import pip_install
 
 BATCH_ROWS = 10_000
 R = TypeVar("R")
@@ -299,7 +300,7 @@ def in_transaction(sink: SinkSpec, base_dir: str, work: Callable[[Any, Dialect],
     try:
         import psycopg
     except ImportError as err:
-        raise MissingDependencyError("the PostgreSQL driver psycopg", "pip install 'wid[postgres]'") from err
+        raise MissingDependencyError("the PostgreSQL driver psycopg", pip_install("postgres")) from err
     url = sink.connection_url()
     secrets = (url, url_password(url))
 

@@ -20,18 +20,41 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from wid.spark.operator.rows import COUNTS_ROW, STATS, WINDOW_ROW, of_kind
+from wid.spark.operator.rows import COUNTS_ROW, STATS, WINDOW_ROW, first_rejected, of_kind
 
 NAME = "wid"  # the observation's name in a progress's observedMetrics
 
 
 def observed(rows: DataFrame) -> DataFrame:
     """`rows` (the WID operator's output, every kind) observed under `NAME`:
-    ``stats``, the shards' JSON counts (array of string), and ``windows``,
-    the window rows (long; a join's fired rows)."""
+    ``stats``, the shards' JSON counts (array of string), ``windows``, the
+    window rows (long; a join's fired rows), and ``rejected``, the first
+    row rejected as bad input (reason and row JSON; NULL if none was)."""
     stats = F.collect_list(F.when(of_kind(COUNTS_ROW), F.col(STATS))).alias("stats")
     windows = F.count_if(of_kind(WINDOW_ROW)).alias("windows")
-    return rows.observe(NAME, stats, windows)
+    return rows.observe(NAME, stats, windows, first_rejected().alias("rejected"))
+
+
+def _fields(progress: Any) -> dict[str, Any] | None:
+    row = (progress.observedMetrics or {}).get(NAME)
+    if row is None:
+        return None
+    fields: dict[str, Any] = row.asDict(recursive=True)
+    if "values" in fields and "schema" in fields:
+        names = [f["name"] for f in fields["schema"]["fields"]]
+        fields = dict(zip(names, fields["values"], strict=True))
+    return fields
+
+
+def rejected_sample(progress: Any) -> tuple[str, str] | None:
+    """The first row a micro-batch rejected as bad input, (reason, row
+    JSON), from its `progress`; None when it rejected none."""
+    found = (_fields(progress) or {}).get("rejected")
+    if not found:
+        return None
+    if isinstance(found, dict):
+        return str(found["reason"]), str(found["row_json"])
+    return str(found[0]), str(found[1])  # a Connect client's JSON form: the struct's values
 
 
 def observation(progress: Any) -> tuple[list[str], int]:
@@ -40,14 +63,10 @@ def observation(progress: Any) -> tuple[list[str], int]:
     data). A classic session's progress holds a Row of the observed
     columns; a Spark Connect client's may hold the Row's JSON form (its
     ``values`` and ``schema``): both are read."""
-    row = (progress.observedMetrics or {}).get(NAME)
-    if row is None:
+    fields = _fields(progress)
+    if fields is None:
         return [], 0
-    fields = row.asDict()
-    if "values" in fields and "schema" in fields:
-        names = [f["name"] for f in fields["schema"]["fields"]]
-        fields = dict(zip(names, fields["values"], strict=True))
     return list(fields["stats"] or []), int(fields["windows"] or 0)
 
 
-__all__ = ["NAME", "observation", "observed"]
+__all__ = ["NAME", "observation", "observed", "rejected_sample"]

@@ -3,12 +3,15 @@ pre-stage and the compiled window or window join (`wid.spark.compile`)."""
 
 from __future__ import annotations
 
+import os
+
 import pyspark
 from pyspark.sql import DataFrame, SparkSession
 
 from wid.errors import ConfigError
 from wid.io import lakehouse
 from wid.io.kafka import uses_kafka, with_connector
+from wid.io.kafka_probe import check_kafka
 from wid.io.paths import resolve
 from wid.io.sources import read_source
 from wid.spark.compile import Compiled, compile_join, compile_real_time, compile_window
@@ -18,6 +21,7 @@ from wid.spec.join import JoinStage
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
 from wid.spec.real_time import TRIGGER as REAL_TIME
 from wid.spec.sql_query import SINGLE_QUERY, as_subquery, spark_position
+from wid.versions import check_install
 
 
 def session_for(spec: PipelineSpec | JoinPipelineSpec) -> SparkSession:
@@ -27,7 +31,16 @@ def session_for(spec: PipelineSpec | JoinPipelineSpec) -> SparkSession:
     when the pipeline reads or writes Kafka (`wid.io.kafka.with_connector`),
     Delta's or Iceberg's jar when it writes such a table
     (`wid.io.lakehouse.with_connector`): a classic session fetches them; a
-    Spark Connect server must have them."""
+    Spark Connect server must have them.
+
+    Before Spark starts, the installed PySpark is checked
+    (`wid.versions.check_install`: SetupError), and what Spark will
+    connect to, each with a
+    bounded wait: the Kafka brokers and topics (`check_before_spark`), a
+    standalone master (`wid.spark.spark_session.check_master_answers`).
+    Raises ConfigError naming the field for one that fails."""
+    check_install()
+    check_before_spark(spec)
     conf = dict(spec.spark.get("conf", {}))
     conf.setdefault("spark.sql.execution.arrow.pyspark.enabled", "true")
     if uses_kafka(spec):
@@ -37,6 +50,14 @@ def session_for(spec: PipelineSpec | JoinPipelineSpec) -> SparkSession:
     session: SparkSession = spark_session(master=spec.spark.get("master"), remote=spec.spark.get("remote"),
                                           app_name=f"wid-{spec.name}", conf=conf)
     return session
+
+
+def check_before_spark(spec: PipelineSpec | JoinPipelineSpec) -> None:
+    """Check the Kafka brokers and topics `spec` uses (`wid.io.kafka_probe`),
+    unless a Spark Connect server runs it (the server talks to Kafka, and
+    may reach brokers this machine cannot)."""
+    if uses_kafka(spec) and not (spec.spark.get("remote") or os.environ.get("SPARK_REMOTE")):
+        check_kafka(spec)
 
 
 def checkpoint_of(spec: PipelineSpec | JoinPipelineSpec) -> str:
@@ -108,4 +129,4 @@ def _join(spark: SparkSession, frames: dict[str, DataFrame], stage: JoinStage) -
         raise err.at("join") from None
 
 
-__all__ = ["checkpoint_of", "compile_pipeline", "session_for", "sql_stage"]
+__all__ = ["check_before_spark", "checkpoint_of", "compile_pipeline", "session_for", "sql_stage"]

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from wid.io.paths import resolve
+from wid.pipelines.rejections import Rejections, over
 from wid.spark.operator.rows import shard_counts
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
 
@@ -29,7 +30,9 @@ class BatchTally:
     added to windows, the watermark it ended with (epoch milliseconds;
     windows that end at or before it were emitted), how long it took, and
     the output rows the target database could not hold (in the dead
-    letter). A stream's micro-batch also reports the window rows it emitted
+    letter), and its first rejected row (`rejected_sample`: reason and row
+    JSON; a batch run has it only when it rejected more than the run's
+    share, `wid.pipelines.rejections`). A stream's micro-batch also reports the window rows it emitted
     (`windows_written`: a join's output rows; those the target refused
     included) and, from the WID operator, the windows and groups it holds
     and each source's watermark."""
@@ -47,6 +50,7 @@ class BatchTally:
     source_watermarks_ms: tuple[tuple[str, int | None], ...] = ()
     rows_refused: int = 0
     windows_written: int = 0
+    rejected_sample: tuple[str, str] | None = None  # the first rejected row: (reason, row JSON)
 
     @property
     def rows_rejected(self) -> int:
@@ -131,6 +135,12 @@ class Report:
     def identity_holds(self) -> bool:
         """The accounting identity, in every tally."""
         return all(b.identity_holds for b in self.batches)
+
+    def rejections(self, share: float) -> list[Rejections]:
+        """The batches that rejected more than `share` of their rows as bad
+        input, each with its first rejected row."""
+        return [Rejections(b.batch_id if self.streaming else None, b.rows_in, b.rows_rejected, *b.rejected_sample)
+                for b in self.batches if b.rejected_sample is not None and over(b.rows_in, b.rows_rejected, share)]
 
 
 __all__ = ["BatchTally", "Report", "tally"]

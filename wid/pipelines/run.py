@@ -11,14 +11,16 @@ from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from wid.errors import WidError
 from wid.io import dead_letter, sinks
 from wid.pipelines.checkpoint import remove_stale_temp_files
 from wid.pipelines.follow import STALL_NOTICE_S, StallWatch, follow, interrupts, kafka_brokers
 from wid.pipelines.metrics import Metrics
-from wid.pipelines.observed import observation, observed
-from wid.pipelines.read import checkpoint_of, compile_pipeline, session_for
+from wid.pipelines.observed import observation, observed, rejected_sample
+from wid.pipelines.read import check_before_spark, checkpoint_of, compile_pipeline, session_for
+from wid.pipelines.rejections import DEFAULT_SHARE, over
 from wid.pipelines.report import BatchTally, Report, tally
 from wid.pipelines.write import start_real_time, stream_writer, write_batch
 from wid.spark import stream_query
@@ -27,6 +29,7 @@ from wid.spark.compile import Compiled
 from wid.spark.errors import translate
 from wid.spark.explain import GB, state_bound
 from wid.spark.operator.cache_files import cache_dirs, drop_cache_dirs
+from wid.spark.spark_session import is_connect
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
 from wid.spec.real_time import TRIGGER as REAL_TIME
 
@@ -36,7 +39,8 @@ Spec = PipelineSpec | JoinPipelineSpec
 
 def run(spec: Spec, spark: SparkSession | None = None, *, step: Callable[[str], Any] = lambda _: None,
         on_progress: Callable[[BatchTally], None] = lambda _: None, metrics: Metrics | None = None,
-        on_notice: Callable[[str], None] = LOG.info, stall_notice_s: float = STALL_NOTICE_S) -> Report:
+        on_notice: Callable[[str], None] = LOG.info, stall_notice_s: float = STALL_NOTICE_S,
+        rejected_share: float = DEFAULT_SHARE) -> Report:
     """Run `spec` end to end and return its report: a batch pipeline once;
     a streaming one (its sources are streams) until its trigger stops it
     (available-now, once) or SIGINT does. Starts a Spark session from the
@@ -45,10 +49,15 @@ def run(spec: Spec, spark: SparkSession | None = None, *, step: Callable[[str], 
     tally, `on_notice` with the start-up notes of a stream and a notice
     when a micro-batch has run longer than `stall_notice_s` seconds
     (`wid.pipelines.follow.StallWatch`); `metrics` (if given) is kept
-    current. Raises ConfigError, MissingDependencyError,
+    current. A batch run that rejects more than `rejected_share` of its
+    rows keeps its first rejected row for `Report.rejections` (a stream's
+    micro-batches always do). Raises ConfigError, MissingDependencyError,
     StateCapError or SinkError on errors a user can fix."""
     started = time.monotonic()
-    spark = spark or session_for(spec)
+    if spark is None:
+        spark = session_for(spec)  # which checks what Spark will connect to first
+    elif not is_connect(spark):  # a Connect server talks to Kafka itself
+        check_before_spark(spec)
     step("compiling")
     compiled = compile_pipeline(spark, spec)
     explained = compiled.result.explain
@@ -60,7 +69,7 @@ def run(spec: Spec, spark: SparkSession | None = None, *, step: Callable[[str], 
             on_notice(line)
         _run_real_time(spec, compiled, report)
     elif compiled.stream is None:
-        _run_batch(spec, compiled, report, step)
+        _run_batch(spec, compiled, report, step, rejected_share)
     else:
         for line in startup_notes(spec, compiled):
             on_notice(line)
@@ -70,9 +79,12 @@ def run(spec: Spec, spark: SparkSession | None = None, *, step: Callable[[str], 
     return report
 
 
-def _run_batch(spec: Spec, compiled: Compiled, report: Report, step: Callable[[str], Any]) -> None:
+def _run_batch(spec: Spec, compiled: Compiled, report: Report, step: Callable[[str], Any],
+               rejected_share: float = DEFAULT_SHARE) -> None:
     """Count the input rows by reject reason, write the outputs, and fill
-    `report` (one tally); user errors from Spark are translated."""
+    `report` (one tally, with its first rejected row when more than
+    `rejected_share` of the rows were rejected); user errors from Spark are
+    translated."""
     if compiled.prepared is None:
         raise ValueError("a batch stage has its prepared rows (wid.spark.compile)")
     prepared = compiled.prepared.persist(StorageLevel.MEMORY_AND_DISK)
@@ -81,6 +93,8 @@ def _run_batch(spec: Spec, compiled: Compiled, report: Report, step: Callable[[s
         counts = reason_counts(prepared)
         report.punctuations = compiled.punctuations.count() if compiled.punctuations is not None else 0
         report.windows_emitted, refused = write_batch(spec, compiled, step)
+        total, good = sum(counts.values()), counts.get(None, 0)
+        sample = _rejected_sample(compiled) if over(total, total - good, rejected_share) else None
     except WidError:
         raise
     except Exception as err:
@@ -88,8 +102,14 @@ def _run_batch(spec: Spec, compiled: Compiled, report: Report, step: Callable[[s
     finally:
         prepared.unpersist()
     report.rejected_by_reason = {k: v for k, v in counts.items() if k is not None}
-    good = counts.get(None, 0)
-    report.batches = [BatchTally(0, sum(counts.values()), good, 0, good, 0, rows_refused=refused)]
+    report.batches = [BatchTally(0, total, good, 0, good, 0, rows_refused=refused, rejected_sample=sample)]
+
+
+def _rejected_sample(compiled: Compiled) -> tuple[str, str] | None:
+    """The first rejected row of a batch stage (reason, row JSON), one
+    small Spark job over its dead letters."""
+    first = compiled.result.dead_letter.where(~F.col("reason").startswith("late")).select("reason", "row_json").first()
+    return None if first is None else (str(first["reason"]), str(first["row_json"]))
 
 
 def reason_counts(prepared: DataFrame) -> dict[str | None, int]:
@@ -98,10 +118,11 @@ def reason_counts(prepared: DataFrame) -> dict[str | None, int]:
 
 
 def startup_notes(spec: Spec, compiled: Compiled) -> list[str]:
-    """What a streaming run says before it starts: how its stage runs and,
-    for a window, docs/semantics.md#completeness's state bound, with a warning above 1 GB."""
+    """What a streaming run says before it starts: how its stage runs, in
+    one short line (why, and the plan, are `wid explain`'s) and, for a
+    window, docs/semantics.md#completeness's state bound, with a warning above 1 GB."""
     explained = compiled.result.explain
-    notes = [f"{'window' if isinstance(spec, PipelineSpec) else 'join'} stage: {explained.form} ({explained.why})"]
+    notes = [f"{'window' if isinstance(spec, PipelineSpec) else 'join'} stage: {explained.form}"]
     if isinstance(spec, PipelineSpec):
         total, text = state_bound(spec.window)
         notes.append(f"state bound: {text}")
@@ -182,7 +203,7 @@ def batch_tally(progress: Any, report: Report) -> BatchTally:
     duration = int((progress.durationMs or {}).get("triggerExecution", 0))
     if not stats and report.batches:
         got = replace(got, watermark_ms=report.batches[-1].watermark_ms)
-    return replace(got, duration_ms=duration)
+    return replace(got, duration_ms=duration, rejected_sample=rejected_sample(progress))
 
 
 __all__ = ["batch_tally", "follow", "reason_counts", "run", "startup_notes"]

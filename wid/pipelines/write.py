@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from pyspark import StorageLevel
@@ -22,13 +23,14 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
 from wid.errors import StateCapError
-from wid.io import dead_letter, kafka, lakehouse, sinks
+from wid.io import dead_letter, kafka, kafka_eos, lakehouse, sinks
 from wid.io.batch import Batch
 from wid.io.sql_sinks import Refused
 from wid.pipelines.read import checkpoint_of
 from wid.spark.compile import Compiled
 from wid.spark.group_cap import group_cap_message
-from wid.spark.stream_query import Handler, batch_timestamp_ms
+from wid.spark.stream_query import Handler, logged_batch
+from wid.spec.delivery import EXACTLY_ONCE
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec, SinkSpec, StreamSpec
 from wid.spec.real_time import TRIGGER as REAL_TIME
 from wid.spec.window import Window
@@ -44,6 +46,7 @@ def write_batch(spec: Spec, compiled: Compiled, step: Callable[[str], Any]) -> t
     step(f"writing results to {sinks.describe(spec.target, spec.base_dir)}")
     refused: Refused = []
     batch = Batch(spec.name)
+    kafka_eos.check_sinks(sink_roles(spec), batch)
     written = sinks.write(output, spec.target, spec.base_dir, compiled.natural_key, title=spec.name, refused=refused,
                           batch=batch)
     if written is None or spec.target.kind == "console":
@@ -78,7 +81,7 @@ def write_dead(dead: DataFrame, spec: Spec, batch: Batch, refused: Refused, per_
     if refused:
         dead = dead.unionByName(dead_letter.refused_rows(dead.sparkSession, refused))
     if spec.dead_letter.kind == "kafka":
-        kafka.send(kafka.dead_letter_messages(dead, batch), spec.dead_letter, batch)
+        kafka.send(kafka.dead_letter_messages(dead, batch), spec.dead_letter, batch, "dead_letter")
         return
     grouped, key = dead_letter.grouped(dead, spec.name), list(dead_letter.KEY)
     if per_batch:
@@ -87,12 +90,28 @@ def write_dead(dead: DataFrame, spec: Spec, batch: Batch, refused: Refused, per_
         sinks.write(grouped, spec.dead_letter, spec.base_dir, key, title="dead letters", batch=batch)
 
 
-def replay_since_ms(spark: SparkSession, checkpoint: str, batch_id: int, run_started_ms: int) -> int | None:
-    """When micro-batch `batch_id` first started (epoch ms), if an earlier
-    run started it (so this run replays it); None for a micro-batch this run
-    began."""
-    started = batch_timestamp_ms(spark, checkpoint, batch_id)
-    return started if started is not None and started < run_started_ms else None
+def sink_roles(spec: Spec) -> dict[str, SinkSpec]:
+    """The pipeline's sinks by role: ``target``, ``dead_letter``."""
+    return {"target": spec.target, "dead_letter": spec.dead_letter}
+
+
+def first_batch(spec: Spec, spark: SparkSession, checkpoint: str, batch_id: int, run_started_ms: int) -> Batch:
+    """The `Batch` of a run's first micro-batch, which may replay one a
+    crash interrupted: with a Kafka sink, when its offset log entry was
+    written before this run started (`replay_since_ms`, for
+    `wid.io.kafka.unwritten`); with a Delta or an exactly-once Kafka sink,
+    the query's id their writes carry; with an exactly-once Kafka sink, its
+    writers: the shuffle partitions the checkpoint logged (Spark fixes them
+    for the query; the session's setting may differ on a restart)."""
+    kafka_sinks = "kafka" in (spec.target.kind, spec.dead_letter.kind)
+    transactions = EXACTLY_ONCE in (spec.target.delivery, spec.dead_letter.delivery)
+    logged = logged_batch(spark, checkpoint, batch_id) if kafka_sinks else None
+    started = None if logged is None else int(logged["batchTimestampMs"])
+    since = started if started is not None and started < run_started_ms else None
+    query = lakehouse.stream_id(spark, checkpoint) if transactions or "delta" in lakehouse.table_formats(spec) \
+        else None
+    partitions = (logged or {}).get("conf", {}).get("spark.sql.shuffle.partitions")
+    return Batch(spec.name, batch_id, since, query, checkpoint, int(partitions) if transactions and partitions else None)
 
 
 def stream_writer(spec: Spec, compiled: Compiled) -> Handler:
@@ -120,20 +139,16 @@ def stream_writer(spec: Spec, compiled: Compiled) -> Handler:
         raise ValueError("a stream runs on the WID operator (wid.spark.compile)")
     key = compiled.natural_key
     checkpoint = checkpoint_of(spec)
-    first = [True]  # the first micro-batch of this run may replay one a crash interrupted
-    kafka_sinks = "kafka" in (spec.target.kind, spec.dead_letter.kind)
-    delta_sinks = "delta" in lakehouse.table_formats(spec)
     run_started_ms = time.time_ns() // 1_000_000
-
-    query: list[str | None] = [None]  # the query's id, which a Delta sink's writes carry
+    known: list[Batch | None] = [None]  # the run's first micro-batch's: later ones keep its query id and writers
 
     def handle(rows: DataFrame, batch_id: int) -> None:
-        since = replay_since_ms(rows.sparkSession, checkpoint, batch_id, run_started_ms) if first[0] and kafka_sinks \
-            else None
-        if first[0] and delta_sinks:
-            query[0] = lakehouse.stream_id(rows.sparkSession, checkpoint)
-        first[0] = False
-        batch = Batch(spec.name, batch_id, since, query[0])
+        if known[0] is None:
+            batch = first_batch(spec, rows.sparkSession, checkpoint, batch_id, run_started_ms)
+            kafka_eos.check_sinks(sink_roles(spec), batch)  # Kafka transactions, before anything is written
+        else:
+            batch = replace(known[0], batch_id=batch_id, replay_since_ms=None)
+        known[0] = batch
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             rows.count()  # computes every shard's rows whole, and so the observation (see above)

@@ -47,7 +47,7 @@ def _split(rows: Sequence[Row], w: Window, now: int) -> tuple[list[dict[str, Any
         if reason is not None:
             dead.append(DeadLetter(reason, row))
             continue
-        ts = event_time_us(row[w.event_time_column or ""], w.event_time_unit)
+        ts = event_time_us(row[w.event_time_column or ""], w.event_time_unit, w.time_zone)
         good.append({**row, TS: ts})
     return good, dead
 
@@ -60,7 +60,7 @@ def reject_reason(row: Row, w: Window, now: int) -> str | None:
     kind's earliest (the landmark)."""
     if row.get(w.event_time_column or "") is None:
         return reasons.NULL_EVENT_TIME
-    ts = event_time_us(row[w.event_time_column or ""], w.event_time_unit)
+    ts = event_time_us(row[w.event_time_column or ""], w.event_time_unit, w.time_zone)
     time_reason = event_time_reason(ts, w, now)
     if time_reason is not None:
         return time_reason

@@ -69,10 +69,12 @@ def window_row(w: Window, head: dict[str, Any], extent: Sequence[Row]) -> dict[s
     return out
 
 
-def window_head(w: Window, start: int, end: int, group: Group) -> dict[str, Any]:
-    """The window columns (bounds in epoch microseconds) and the group
-    columns of an output row."""
-    return {w.window_start_column: start, w.window_end_column: end, **dict(zip(w.group_by, group, strict=True))}
+def window_head(w: Window, start: int, end: int, group: Group, label: str | None = None) -> dict[str, Any]:
+    """The window columns (bounds in epoch microseconds; the `label` when
+    the window names a label column) and the group columns of an output row."""
+    named = {w.window_label_column: label} if w.window_label_column is not None else {}
+    return {w.window_start_column: start, w.window_end_column: end, **named,
+            **dict(zip(w.group_by, group, strict=True))}
 
 
 def order_columns(w: Window, columns: Sequence[str]) -> list[str]:

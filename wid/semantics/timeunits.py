@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 US_PER_MS = 1_000
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -43,15 +44,20 @@ def us_to_datetime(us: int) -> datetime:
     return EPOCH + timedelta(microseconds=us)
 
 
-def event_time_us(value: object, unit: str) -> int | None:
+def event_time_us(value: object, unit: str, zone: str | None = None) -> int | None:
     """An event-time value in `unit` (``timestamp``, ``ms``, ``us``) as epoch
-    microseconds; None stays None. Raises TypeError on a value of the wrong
-    type for the unit."""
+    microseconds; None stays None. A naive datetime (a wall-clock time, as
+    Spark's ``TIMESTAMP_NTZ``) is read in `zone` when one is given (a time
+    in a gap moves forward by the gap, an ambiguous one is its first
+    instant: ``fold = 0``, as Spark's ``to_utc_timestamp``), else as UTC.
+    Raises TypeError on a value of the wrong type for the unit."""
     if value is None:
         return None
     if unit == "timestamp":
         if not isinstance(value, datetime):
             raise TypeError(f"event_time_unit 'timestamp' needs datetime values, got {value!r}")
+        if zone is not None and value.tzinfo is None:
+            value = value.replace(tzinfo=ZoneInfo(zone), fold=0)
         return datetime_to_us(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"event_time_unit '{unit}' needs integer values, got {value!r}")

@@ -21,6 +21,7 @@ class Tumbling:
 
     duration_us: int
     origin_us: int = 0
+    has_gaps = False  # every window holds instants (calendar windows may not: wid.semantics.calendar_windows)
 
     def wids(self, ts: int) -> range:
         """The ids of the windows holding `ts`: ``floor((ts - o) / d)``."""
@@ -82,6 +83,7 @@ class Hopping:
     duration_us: int
     hop_us: int
     origin_us: int = 0
+    has_gaps = False  # every window holds instants
 
     def wids(self, ts: int) -> range:
         """The ids of the windows holding `ts`."""
@@ -90,6 +92,10 @@ class Hopping:
     def bounds(self, w: int) -> tuple[int, int]:
         """``[start, end)`` of window w."""
         return self.start(w), self.end(w)
+
+    def exists(self, w: Any) -> Any:
+        """Every fixed window holds instants."""
+        return True
 
     def start(self, w: Any) -> Any:
         """The start of window w."""
@@ -154,17 +160,56 @@ class Landmark:
     hop_us: int
     landmark_us: int
     max_duration_us: int | None = None
+    has_gaps = False  # every window holds instants
 
-    def pane(self, ts: int) -> int:
-        """The hop-sized pane of `ts` (negative before the landmark)."""
+    def pane(self, ts: Any) -> Any:
+        """The hop-sized pane of `ts` (negative before the landmark): the
+        window whose last hop holds it."""
         return (ts - self.landmark_us) // self.hop_us
+
+    @property
+    def slots(self) -> int | None:
+        """Windows per period, None without periods."""
+        return None if self.max_duration_us is None else self.max_duration_us // self.hop_us
+
+    def pane_start(self, w: Any) -> Any:
+        """The first instant of window w's last hop."""
+        return self.landmark_us + w * self.hop_us
+
+    def end(self, w: Any) -> Any:
+        """The end of window w (excluded)."""
+        return self.landmark_us + (w + 1) * self.hop_us
+
+    def start(self, w: Any) -> Any:
+        """The start of window w: the landmark, or its period's start."""
+        if self.max_duration_us is None:
+            return self.landmark_us + 0 * w
+        return self.landmark_us + (w * self.hop_us) // self.max_duration_us * self.max_duration_us
+
+    def period_of(self, w: Any) -> Any:
+        """The period of window w (0 without periods)."""
+        return 0 * w if self.slots is None else w // self.slots
+
+    def period_first(self, w: Any) -> Any:
+        """The first window of w's period."""
+        return 0 * w if self.slots is None else w // self.slots * self.slots
+
+    def period_last(self, w: Any) -> Any:
+        """The last window of w's period (None without periods)."""
+        return None if self.slots is None else (w // self.slots + 1) * self.slots - 1
+
+    def closed_upto(self, t: Any) -> Any:
+        """The last window whose end is at or before instant `t`."""
+        return self.pane(t) - 1
+
+    def exists(self, w: Any) -> Any:
+        """Every fixed window holds instants."""
+        return True
 
     def period_end_wid(self, w: int) -> int | None:
         """The last window id of w's period, or None if periods never end."""
-        if self.max_duration_us is None:
-            return None
-        per = self.max_duration_us // self.hop_us
-        return (w // per + 1) * per - 1
+        last = self.period_last(w)
+        return None if last is None else int(last)
 
     def wids(self, ts: int, last_wid: int) -> range:
         """Windows holding `ts`: up to `last_wid` without `max_duration_us`,
@@ -177,8 +222,4 @@ class Landmark:
 
     def bounds(self, w: int) -> tuple[int, int]:
         """``[start, end)`` of window w."""
-        end = self.landmark_us + (w + 1) * self.hop_us
-        if self.max_duration_us is None:
-            return self.landmark_us, end
-        period = (w * self.hop_us) // self.max_duration_us
-        return self.landmark_us + period * self.max_duration_us, end
+        return self.start(w), self.end(w)

@@ -9,10 +9,23 @@ from collections.abc import Mapping, Sequence
 
 from pyspark.sql import DataFrame
 
-from wid.errors import ConfigError
+from wid.errors import ConfigError, InputError
 from wid.spark.compile import StageResult, compile_join, compile_window
 from wid.spec.join import ColumnMetric, Metric, WindowJoin
 from wid.spec.window import Window
+
+
+def check_spark_frame(df: object, name: str = "df") -> None:
+    """Raise InputError naming `name` unless `df` is a Spark DataFrame
+    (classic or Spark Connect): wid computes on Spark, so a pandas
+    DataFrame (or anything else) would fail deep inside, in other words."""
+    if isinstance(df, DataFrame):
+        return
+    kind = type(df)
+    what = "a pandas DataFrame" if kind.__module__.startswith("pandas") else f"a {kind.__module__}.{kind.__qualname__}"
+    raise InputError(f"{name} is {what}, not a Spark DataFrame. Fix: make one with spark.createDataFrame({name}) "
+                     "(a pandas DataFrame keeps its columns and types)")
+
 
 WindowResult = StageResult
 JoinResult = StageResult
@@ -37,12 +50,16 @@ def window_result(df: DataFrame | Mapping[str, DataFrame], window: Window, *, pi
     (a batch's dead letters are planned when asked for, so that the
     output's plan needs no file names).
 
-    Raises ConfigError (missing column, bad event-time type, alias colliding
-    with an input column of a rolling window; on a stream, a missing
-    `max_groups_per_window` or a feature streams cannot have). Cap
+    Raises InputError when `df` is not a Spark DataFrame (a pandas one:
+    ``spark.createDataFrame(df)`` makes one), ConfigError (missing column,
+    bad event-time type, alias colliding with an input column of a rolling
+    window; on a stream, a missing `max_groups_per_window` or a feature
+    streams cannot have). Cap
     violations (`max_groups_per_window`, `max_distinct_values_per_group`)
     fail when the output is computed; see `wid.spark.errors.translate`.
     """
+    for name, frame in (df.items() if isinstance(df, Mapping) else [("df", df)]):
+        check_spark_frame(frame, name)
     return compile_window(df, window, pipeline=pipeline, source=source, files=False).result
 
 
@@ -58,6 +75,8 @@ def aggregate(df: DataFrame | Mapping[str, DataFrame], window: Window, *, pipeli
 def join_result(left: DataFrame, right: DataFrame, join: WindowJoin, *, left_source: str = "left",
                 right_source: str = "right") -> StageResult:
     """Compile `join` over two DataFrames; see `window_join`."""
+    check_spark_frame(left, "left")
+    check_spark_frame(right, "right")
     return compile_join(left, right, join, left_source=left_source, right_source=right_source).result
 
 
@@ -108,4 +127,4 @@ def window_join(left: DataFrame, right: DataFrame, join: WindowJoin | None = Non
     return join_result(left, right, join).output
 
 
-__all__ = ["JoinResult", "WindowResult", "aggregate", "join_result", "window_join", "window_result"]
+__all__ = ["JoinResult", "WindowResult", "aggregate", "check_spark_frame", "join_result", "window_join", "window_result"]

@@ -157,8 +157,12 @@ def timestamp_ntz_us(us: Exact) -> str:
     return f"make_timestamp_ntz(year({date}), month({date}), dayofmonth({date}), {hour}, {minute}, {seconds})"
 
 
-def as_wall_clock(df: DataFrame, names: tuple[str, ...]) -> DataFrame:
+def as_wall_clock(df: DataFrame, names: tuple[str, ...], zone: str | None = None) -> DataFrame:
     """`df` with the TIMESTAMP columns `names` (instants whose UTC reading
-    is a wall clock) as ``TIMESTAMP_NTZ`` wall-clock times."""
-    wall = {n: sql(timestamp_ntz_us(Exact(f"unix_micros({ident(n)})"))) for n in names if n in df.columns}
+    is a wall clock; with a `zone`, instants read on that zone's wall clock)
+    as ``TIMESTAMP_NTZ`` wall-clock times."""
+    def wall_us(n: str) -> Exact:
+        return Exact(f"unix_micros({ident(n)})" if zone is None else
+                     f"unix_micros(from_utc_timestamp({ident(n)}, {sql_string(zone)}))")
+    wall = {n: sql(timestamp_ntz_us(wall_us(n))) for n in names if n in df.columns}
     return df.withColumns(wall) if wall else df  # Spark Connect refuses an empty map

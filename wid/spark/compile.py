@@ -182,7 +182,8 @@ def compile_window(df: DataFrame | Mapping[str, DataFrame], window: Window, *, p
     prepared_by = {name: prepare(frame, window, files=files) for name, frame in sources.items()}
     prepared = _union(list(prepared_by.values()))
     planned = compile_batch(good_rows(prepared), numeric_window(prepared, window), pipeline)
-    output = as_wall_clock(planned.output, window.output_prefix[:2]) if wall_clock(prepared, window) else planned.output
+    output = as_wall_clock(planned.output, window.output_prefix[:2], window.time_zone) \
+        if wall_clock(prepared, window) else planned.output
     how = planned.execution
     explained = Execution(BATCH, how.forms, how.why, how.notes + setting_notes(prepared))
 

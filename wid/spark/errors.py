@@ -1,6 +1,7 @@
 """Turning Spark exceptions a user can cause into wid errors with one clear
 message (the JVM stack trace stays behind `--debug`), and naming the root
-cause of any other failure in one line (`root_cause`).
+cause of any other failure in one line (`root_cause`; for a Spark that did
+not start, from its log: `cause_in_log`).
 
 The message of a failed stream nests its causes: Spark's error
 (``[STREAM_FAILED]``), the foreachBatch writer's (``[FOREACH_BATCH_USER_
@@ -148,6 +149,66 @@ def root_cause(message: str) -> str | None:
     if head is None:
         return cause
     return head[2] if cause.startswith("org.apache.spark.") else f"{cause} ({head[2]})"
+
+
+# Errors that say only that Spark did not start, whose cause is in Spark's log (the JVM's exit, a failed
+# constructor of the driver's context)
+_WRAPPERS = ("[JAVA_GATEWAY_EXITED]", "An error occurred while calling None.")
+_LOG_ERROR = re.compile(r"^\S+ \S+ ERROR .*$", re.M)  # a log4j line at ERROR: what follows is its exception
+_MAIN = re.compile(r'^Exception in thread "[^"]*" (.+)$', re.M)  # spark-submit's own failure (Ivy, arguments)
+_JAVA = re.compile(r"^((?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error)\b(?::.*)?)$", re.M)
+_UNRESOLVED = re.compile(r"unresolved dependency: ([\w.-]+)#([\w.-]+);([\w.-]+)")
+# a Parquet timestamp in nanoseconds, as Spark refuses it: declared as TIMESTAMP, or read without a schema
+_NANOS = re.compile(r"TIMESTAMP\(NANOS|Expected Spark type timestamp(?:_ntz)?, actual Parquet type INT64")
+_IVY_SERVER = re.compile(r"Server access error at url \S+ \((.+)\)\s*$", re.M)
+
+
+def says_nothing(cause: str | None) -> bool:
+    """Whether a failure's `cause` (`root_cause`) only says that Spark did
+    not start: its cause is then in Spark's log (`cause_in_log`)."""
+    return cause is None or any(w in cause for w in _WRAPPERS)
+
+
+def cause_in_log(log: str) -> str | None:
+    """The root cause of a failed start-up in Spark's log text, in one line
+    with its fix where wid knows one; None when the log names none.
+
+    spark-submit's own failure (``Exception in thread "main" ...``: a
+    package Ivy could not resolve, a bad argument) comes first; else the
+    exception under the log's last ERROR line, or the innermost cause of
+    its chain (`root_cause`). A package Ivy could not resolve is named in
+    Maven's coordinates, with what Ivy met (connection refused...), and the
+    fix."""
+    main = _MAIN.findall(log)
+    if main:
+        return with_fix(main[-1].strip(), log)
+    errors_at = [m.end() for m in _LOG_ERROR.finditer(log)]
+    if not errors_at:
+        return None
+    tail = log[errors_at[-1]:]
+    first = _JAVA.search(tail)
+    return root_cause(tail) or (with_fix(first.group(1).strip(), log) if first else None)
+
+
+def with_fix(cause: str, log: str = "") -> str:
+    """`cause` (a root cause, one line) with its fix, for the failures whose
+    fix wid knows: a package Spark cannot fetch (what Ivy met is in its
+    `log`), a Parquet timestamp in nanoseconds."""
+    if ". Fix: " in cause:
+        return cause
+    if _NANOS.search(cause):
+        return (f"{cause}. Fix: the file stores its timestamps in nanoseconds, which Spark does not read as "
+                "TIMESTAMP: write them in microseconds (pyarrow: pq.write_table(..., coerce_timestamps='us'); "
+                "pandas: df.to_parquet(..., coerce_timestamps='us'))")
+    missing = _UNRESOLVED.search(cause)
+    if missing is None:
+        return cause
+    met = _IVY_SERVER.findall(log)
+    why = f" ({met[0].strip()})" if met else ""
+    coordinates = ":".join(missing.groups())
+    return (f"Spark could not fetch the package {coordinates}{why}. Fix: let Spark reach Maven Central once "
+            "(wid doctor --fetch-kafka fetches Spark's Kafka connector), or put the package's jars in "
+            "[spark.conf] spark.jars")
 
 
 def raised_wid_error(message: str) -> WidError | None:

@@ -23,6 +23,7 @@ from wid.spark.operator import join_query
 from wid.spark.operator.query import SHARDS_CONF
 from wid.spark.spark_session import SHUFFLE_PARTITIONS, local_cores
 from wid.spec.aggregation import Aggregation
+from wid.spec.delivery import consumer_view
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec, SinkSpec, SourceSpec
 from wid.spec.real_time import TRIGGER as REAL_TIME
 from wid.spec.secrets import is_secret, scrub, url_password
@@ -81,13 +82,10 @@ def sink_warnings(spec: PipelineSpec | JoinPipelineSpec) -> list[str]:
             out.append(f"{role} is Parquet in append mode: a rerun or restart writes its rows again")
         if sink.kind == "console":
             out.append(f"{role} is the console: rows are printed (at most {sink.rows}), not stored")
-        if sink.kind == "kafka":
-            out.append(f"{role} is Kafka topic {sink.topic}: a replayed micro-batch skips the messages it finds "
-                       "already written, but a Spark task retried inside a micro-batch writes its messages again "
-                       "(Spark's Kafka writer is at-least-once, and crash_recovery = \"kafka_eos\" is refused: it has no "
-                       "transactions); a consumer of a non-compacted topic sees such duplicates and, with reopen or "
-                       "on_update, each window's earlier values: read it compacted, or keep the latest message "
-                       "per key")
+        if sink.kind == "kafka":  # what a consumer of the topic sees (wid.spec.delivery)
+            versions = isinstance(spec, PipelineSpec) and role == "target" and (
+                spec.window.emit == "on_update" or spec.window.late_data == "reopen")
+            out.append(consumer_view(role, sink.topic or "", sink.delivery, versions))
     return out
 
 

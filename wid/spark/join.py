@@ -38,7 +38,8 @@ from wid.spark.panes import by_key
 from wid.spark.prepare import NOW_US, Check, event_time_us, good_rows, malformed, marked
 from wid.spark.shipping import ship
 from wid.spec.aggregation import Aggregation
-from wid.spec.join import SYSTEM_TIME, ColumnMetric, Metric, WindowJoin, metric_alias
+from wid.spec.inputs import join_columns
+from wid.spec.join import SYSTEM_TIME, ColumnMetric, WindowJoin, metric_alias
 
 SIDE = "_wid_side"
 RAW = "_wid_c"  # + j: the raw right values med/percentile and non-aggregate metrics read
@@ -84,15 +85,10 @@ def _check_columns(df: DataFrame, join: WindowJoin, side: str) -> None:
     reserved = [c for c in df.columns if c.startswith(PREFIX) and c != CORRUPT]
     if reserved:
         raise ConfigError(side, f"column '{reserved[0]}' uses the reserved prefix {PREFIX}", "rename it")
-    j = 0 if side == "left" else 1
-    wanted = [(f"matching_column[{j}]", k) for k in join.matching_column[j]]
-    if join.time_column is not None:
-        wanted.append((f"time_column[{j}]", join.time_column[j]))
-    if side == "right":
-        wanted += [(f"metrics[{i}].column", c) for i, m in enumerate(join.metrics) for c in _columns(m)]
-    for role, col in wanted:
+    for role, col in join_columns(join, side):
         if col not in df.columns:
-            raise ConfigError(role, f"column '{col}' is not in the {side} input (columns: {', '.join(df.columns)})",
+            listing = ", ".join(c for c in df.columns if not c.startswith(PREFIX))
+            raise ConfigError(role, f"column '{col}' is not in the {side} input (columns: {listing})",
                               "fix the name (metrics read right columns; left columns pass through)")
     if side == "right":
         _check_numeric(df, join)
@@ -110,10 +106,6 @@ def _check_numeric(right: DataFrame, join: WindowJoin) -> None:
                 if not isinstance(types[c], T.NumericType):
                     raise ConfigError(f"metrics[{i}].column", f"{m.agg} needs a numeric column; '{c}' is "
                                       f"{types[c].simpleString()}", "cast it in join.right_sql, or pick a number column")
-
-
-def _columns(metric: Metric) -> tuple[str, ...]:
-    return (metric.column,) if isinstance(metric, ColumnMetric) else metric.columns
 
 
 def check_aliases(join: WindowJoin, columns: list[str]) -> None:
@@ -267,7 +259,8 @@ def null_fill(df: DataFrame, join: WindowJoin) -> DataFrame:
     types = {f.name: f.dataType for f in df.schema.fields}
     for column, value in join.null_fill.items():
         if column not in types:
-            raise ConfigError(f"null_fill.{column}", f"is not an output column (columns: {', '.join(df.columns)})")
+            listing = ", ".join(c for c in df.columns if not c.startswith(PREFIX))
+            raise ConfigError(f"null_fill.{column}", f"is not an output column (columns: {listing})")
         t = types[column]
         numeric, text, flag = isinstance(t, T.NumericType), isinstance(t, T.StringType), isinstance(t, T.BooleanType)
         fits = (numeric and isinstance(value, int | float) and not isinstance(value, bool)) or (

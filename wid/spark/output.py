@@ -53,12 +53,14 @@ def _bound(us: Column | Exact, name: str) -> Column:
 
 def assemble(df: DataFrame, window: Window, start_us: Column | Exact, end_us: Column | Exact,
              window_id: Column | None = None, extra: tuple[Column, ...] = (),
-             values: Sequence[Column] | None = None) -> DataFrame:
-    """Window columns (timestamps from epoch microseconds), then the group
-    columns, then the aggregations' `values` (named by their aliases;
-    default: `df`'s columns of those names), then any `extra` columns. One
-    projection."""
+             values: Sequence[Column] | None = None, label: Column | None = None) -> DataFrame:
+    """Window columns (timestamps from epoch microseconds; a calendar
+    window's `label`, named, when it has one), then the group columns, then
+    the aggregations' `values` (named by their aliases; default: `df`'s
+    columns of those names), then any `extra` columns. One projection."""
     head = [_bound(start_us, window.window_start_column), _bound(end_us, window.window_end_column)]
+    if label is not None:
+        head.append(label)
     if window_id is not None:
         head.append(window_id.cast("long").alias(window.window_id_column))
     named = [F.col(a.as_) for a in window.aggregations] if values is None else list(values)

@@ -15,7 +15,9 @@ Event times of Spark's ``TIMESTAMP_NTZ`` type are wall-clock times: their
 microseconds are the wall clock read as UTC, whatever the session time
 zone, so windows align on the wall clock as Spark's ``window()`` aligns
 them, and `wall_clock` tells the output stage to give the bounds back as
-``TIMESTAMP_NTZ`` (`wid.spark.columns.wall_clock_bounds`).
+``TIMESTAMP_NTZ`` (`wid.spark.columns.as_wall_clock`). With a Window's
+`time_zone` they are that zone's local times: the event time is their
+instant, and the bounds are given back as the zone's wall clock.
 """
 
 from __future__ import annotations
@@ -32,10 +34,10 @@ from wid.semantics import reasons
 from wid.semantics.timeunits import MAX_US, MIN_US, US_PER_MS
 from wid.spark.columns import CORRUPT, PREFIX, REASON, TS, ident, sql_string, wall_clock_us
 from wid.spark.source_files import with_source_file
+from wid.spec.inputs import window_columns
 from wid.spec.pipeline import KAFKA_VALUE
 from wid.spec.window import Window
 
-_ROLES = ("event_time_column", "gap_column", "order_by", "tie_breaker")
 NUMERIC = "_wid_num_"  # + column: a string column an aggregation reads as a number, as DOUBLE
 REJECTED_FILE = "_wid_rejected_file"  # the file a rejected row was read from (NULL for good rows)
 DEAD_LETTER_COLUMNS = ("reason", "source", "source_file", "row_json")
@@ -46,18 +48,15 @@ def check_columns(df: DataFrame, window: Window) -> None:
     """Raise ConfigError naming the field when a column the window reads is
     missing, or when the input uses wid's reserved ``_wid_`` prefix."""
     have = set(df.columns)
-    listing = ", ".join(df.columns)
+    listing = ", ".join(c for c in df.columns if not c.startswith(PREFIX))  # wid's own columns are not the user's
     reserved = [c for c in df.columns if c.startswith(PREFIX) and c != CORRUPT]
     if reserved:
         raise ConfigError("input", f"column '{reserved[0]}' uses the reserved prefix {PREFIX}",
-                          "rename it in a [transform] sql pre-stage")
-    wanted: list[tuple[str, str]] = [(role, getattr(window, role)) for role in _ROLES if getattr(window, role)]
-    wanted += [("partition_by", c) for c in window.partition_by] + [("group_by", c) for c in window.group_by]
-    for i, agg in enumerate(window.aggregations):
-        wanted += [(f"aggregations[{i}].column", c) for c in agg.columns]
-    for role, col in wanted:
+                          "rename it (DataFrame.withColumnRenamed)", "rename it in a [transform] sql pre-stage")
+    for role, col in window_columns(window):
         if col not in have:
             raise ConfigError(role, f"column '{col}' is not in the input (columns: {listing})",
+                              "fix the name, or derive the column (DataFrame.withColumn)",
                               "fix the name, or derive the column in a [transform] sql pre-stage")
 
 
@@ -91,16 +90,20 @@ def event_time(df: DataFrame, window: Window) -> EventTime:
     ConfigError as `event_time_us`."""
     if window.time_mode == "processing":
         return EventTime(NOW_US)
-    found = event_time_us(df, window.event_time_column or "", window.event_time_unit)
+    found = event_time_us(df, window.event_time_column or "", window.event_time_unit, zone=window.time_zone)
     if window.max_future_ms is None:
         return found
     future = f"({found.us} > {NOW_US} + {window.max_future_ms * 1000}L)"
     return replace(found, checks=(*found.checks, (future, reasons.IN_FUTURE)))
 
 
-def event_time_us(df: DataFrame, name: str, unit: str, field: str = "event_time_unit") -> EventTime:
+def event_time_us(df: DataFrame, name: str, unit: str, field: str = "event_time_unit",
+                  zone: str | None = None) -> EventTime:
     """Column `name` in `unit` (``timestamp``, ``ms``, ``us``) as epoch
-    microseconds (a ``TIMESTAMP_NTZ`` as its wall clock read as UTC), with
+    microseconds (a ``TIMESTAMP_NTZ`` as its wall clock read as UTC, or with
+    a `zone` as that zone's local time: Spark's ``to_utc_timestamp``, which
+    moves a time in a gap forward by the gap and gives an ambiguous one its
+    first instant), with
     its checks: a text that does not parse ("unparseable event time"), and
     a value outside Spark's TIMESTAMP range or too large to convert ("event
     time out of range": ``try_multiply``, so that one row never fails the
@@ -111,19 +114,22 @@ def event_time_us(df: DataFrame, name: str, unit: str, field: str = "event_time_
     text = isinstance(dtype, T.StringType)
     if unit == "timestamp":
         if isinstance(dtype, T.TimestampNTZType):
-            raw = wall_clock_us(col)
+            raw = wall_clock_us(col) if zone is None else \
+                f"unix_micros(to_utc_timestamp(timestamp_micros({wall_clock_us(col)}), {sql_string(zone)}))"
         elif isinstance(dtype, T.TimestampType | T.DateType):
             raw = f"unix_micros(CAST({col} AS TIMESTAMP))"
         elif text:
             raw = f"unix_micros(try_to_timestamp({col}))"
         else:
             raise ConfigError(field, f"column '{name}' is {dtype.simpleString()}, "
-                              "not a timestamp", f"declare {field} = 'ms' or 'us' for epoch numbers")
+                              "not a timestamp", f"give {field}='ms' or 'us' for epoch numbers",
+                              f"declare {field} = 'ms' or 'us' for epoch numbers")
         us = raw
     else:
         if not isinstance(dtype, T.IntegralType | T.StringType | T.DecimalType):
             raise ConfigError(field, f"{field} = '{unit}' needs an integer column; "
-                              f"'{name}' is {dtype.simpleString()}", "cast it in a [transform] sql pre-stage")
+                              f"'{name}' is {dtype.simpleString()}", "cast it (F.col(...).cast('long'))",
+                              "cast it in a [transform] sql pre-stage")
         raw = f"{'CAST' if isinstance(dtype, T.IntegralType) else 'try_cast'}({col} AS BIGINT)"
         us = f"try_multiply({raw}, {US_PER_MS}L)" if unit == "ms" else raw
     checks: list[Check] = [(f"({col} IS NOT NULL AND {raw} IS NULL)", reasons.UNPARSEABLE_EVENT_TIME)] if text else []

@@ -22,18 +22,22 @@ import logging
 import os
 import re
 import shutil
+import socket
 import sys
 from typing import Any
 
-from wid.errors import MissingDependencyError
+from wid.errors import ConfigError, MissingDependencyError
+from wid.spec.spark_table import standalone_masters
+from wid.versions import installed_spark, pip_install
 
 ARROW_MAX_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
 CALL_SITES = "spark.python.sql.dataFrameDebugging.enabled"  # static: set before the JVM starts
 SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
+PROBE_S = 5.0  # how long a probe waits for a standalone master's port before Spark starts
 UNCHECKED_BYTES = 2**31 - 1  # Spark skips its per-row size check at exactly this value
 LOG = logging.getLogger("wid")
 JAVA_FIX = "install OpenJDK 17 (Debian: apt-get install -y openjdk-17-jre-headless) or set JAVA_HOME"
-PYSPARK_FIX = ("pip install 'wid[spark]' (PySpark, for local mode and clusters) or 'wid[connect]' "
+PYSPARK_FIX = (f"{pip_install('spark')} (PySpark, for local mode and clusters) or {pip_install('connect')} "
                "(the thin pyspark-client, for a Spark Connect server)")
 # Settings of the JVM a classic session starts, which only its creator can make: Spark's UI, its
 # console progress bar and its log level (``spark.log.level``, as ``setLogLevel`` at start-up).
@@ -123,7 +127,7 @@ def spark_session(master: str | None = None, app_name: str = "wid", conf: dict[s
     whose call sites are inside wid, useless in an error message.
 
     Raises MissingDependencyError when PySpark (or, for a classic session,
-    Java) is missing."""
+    Java; for Spark Connect, its client's packages) is missing."""
     try:
         from pyspark.sql import SparkSession
     except ImportError as err:
@@ -134,21 +138,60 @@ def spark_session(master: str | None = None, app_name: str = "wid", conf: dict[s
     if active is not None:
         session = active
     elif remote and outside is None:
-        session = SparkSession.builder.remote(remote).appName(app_name).getOrCreate()
+        session = _connect(SparkSession.builder.remote(remote).appName(app_name))
     elif outside == "SPARK_REMOTE":
-        session = SparkSession.builder.appName(app_name).getOrCreate()  # PySpark reads SPARK_REMOTE itself
+        session = _connect(SparkSession.builder.appName(app_name))  # PySpark reads SPARK_REMOTE itself
     else:
         session = _classic(None if outside else (master or "local[*]"), app_name, conf)
     _set_session_conf(session, conf, created=active is None)
     return session
 
 
+def _connect(builder: Any) -> Any:
+    """A Spark Connect session from `builder`; MissingDependencyError naming
+    the extra that brings the client's packages (grpcio...) when they are
+    missing: PySpark checks for them only as the session starts."""
+    try:
+        return builder.getOrCreate()
+    except ImportError as err:
+        text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        what = re.sub(r"^\[[A-Z_.]+\]\s*", "", text)  # PySpark's error class
+        found = installed_spark()
+        fix = (f"{pip_install('server')} (PySpark with the Spark Connect client's packages)"
+               if found is not None and found[0] == "pyspark" else
+               f"{pip_install('connect')} (Spark Connect's thin client, pyspark-client, with its packages)")
+        raise MissingDependencyError(f"Spark Connect's client ({what})", fix) from None
+
+
+def check_master_answers(master: str, timeout_s: float = PROBE_S) -> None:
+    """Raise ConfigError naming ``master`` when `master` is a standalone
+    master (``spark://``) and none of its hosts accepts a connection within
+    `timeout_s` seconds each: Spark itself would retry for a minute or more
+    and then fail with a constructor's error that names neither."""
+    masters = standalone_masters(master)
+    failures = []
+    for host, port in masters:
+        try:
+            with socket.create_connection((host, port), timeout=timeout_s):
+                return
+        except OSError as err:
+            failures.append(err.strerror or type(err).__name__)
+    if masters:
+        raise ConfigError("master", f"no Spark master answers at {master} ({'; '.join(failures)})",
+                          "start the master (Spark's sbin/start-master.sh) or give the URL it logs, "
+                          "spark://host:7077")
+
+
 def _classic(master: str | None, app_name: str, conf: dict[str, Any]) -> Any:
     """Start (or join spark-submit's) classic session, with every setting of
-    `conf` and wid's defaults; `master` None leaves it to the launcher."""
+    `conf` and wid's defaults; `master` None leaves it to the launcher.
+    Raises ConfigError for a standalone master that does not answer
+    (`check_master_answers`)."""
     from pyspark.sql import SparkSession
 
     check_java()
+    if master is not None:
+        check_master_answers(master)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
     if master is not None:
@@ -178,4 +221,4 @@ def _set_session_conf(session: Any, conf: dict[str, Any], created: bool) -> None
                  ", ".join(sorted(kept)))
 
 
-__all__ = ["chosen_outside", "is_connect", "local_cores", "session_conf", "spark_session"]
+__all__ = ["check_master_answers", "chosen_outside", "is_connect", "local_cores", "session_conf", "spark_session"]

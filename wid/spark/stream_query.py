@@ -17,6 +17,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from wid.errors import MissingDependencyError
+from wid.versions import pip_install
 
 Handler = Callable[[DataFrame, int], None]
 
@@ -81,7 +82,7 @@ def start(output: DataFrame, checkpoint: str, handle: Handler, trigger: dict[str
     return query
 
 
-SERVER_PYTHON_FIX = ("install it there: pip install 'wid[server]' (wid with pyspark[connect]), or point the server's "
+SERVER_PYTHON_FIX = (f"install it there: {pip_install('server')} (wid with pyspark[connect]), or point the server's "
                      "PYSPARK_PYTHON at a Python that has them")
 
 
@@ -107,17 +108,19 @@ def _past_initialization(query: StreamingQuery, poll_s: float = 0.01) -> None:
         time.sleep(poll_s)
 
 
-def batch_timestamp_ms(spark: SparkSession, checkpoint: str, batch_id: int) -> int | None:
-    """When micro-batch `batch_id` first started (epoch ms, from its entry
-    in the checkpoint's offset log, which a replay reuses), or None when the
-    log has no such entry. Read through Spark, so any file system serves."""
+def logged_batch(spark: SparkSession, checkpoint: str, batch_id: int) -> dict[str, Any] | None:
+    """Micro-batch `batch_id`'s entry in the checkpoint's offset log, which
+    a replay reuses: ``batchTimestampMs`` (when it first started, epoch ms),
+    ``batchWatermarkMs`` and ``conf`` (the settings Spark fixes for the
+    query, ``spark.sql.shuffle.partitions`` among them); None when the log
+    has no such entry. Read through Spark, so any file system serves."""
     try:
         lines = [r[0] for r in spark.read.text(f"{checkpoint.rstrip('/')}/offsets/{batch_id}").collect()]
     except Exception as err:  # noqa: BLE001 - a missing entry is the only expected failure
         if "PATH_NOT_FOUND" in str(err) or "does not exist" in str(err):
             return None
         raise
-    return int(json.loads(lines[1])["batchTimestampMs"]) if len(lines) > 1 else None
+    return dict(json.loads(lines[1])) if len(lines) > 1 else None
 
 
-__all__ = ["VERIFY_NEW", "Handler", "batch_timestamp_ms", "never_logged", "start", "visible_files"]
+__all__ = ["VERIFY_NEW", "Handler", "logged_batch", "never_logged", "start", "visible_files"]

@@ -8,22 +8,31 @@ seconds"``; Spark's ``window(ts, "10 minutes")``), and the landmark, an
 instant, as a timestamp (``landmark = "2013-01-01 00:00:00"``, UTC unless
 it names an offset, or a TOML date-time). One of the two keys, never both.
 In Python the ``*_ms`` fields also take a `datetime.timedelta` (an instant:
-a `datetime.datetime`), as Quix Streams' ``duration_ms`` does.
+a `datetime.datetime`), as Quix Streams' ``duration_ms`` does, and text as
+TOML writes it, under the same key without ``_ms``:
+``Window(duration="5 minutes")`` (`text_keys`).
 
 Units: ``microsecond``, ``millisecond`` (``ms``), ``second`` (``s``),
 ``minute`` (``min``), ``hour`` (``h``), ``day`` (``d``), ``week``, singular
-or plural, case-insensitive, with an optional leading ``interval``. Months
-and years have no fixed length and are refused, as Spark refuses them for a
-window. The sum must be a whole number of milliseconds. A guard whose Python
+or plural, case-insensitive, with an optional leading ``interval``. Months,
+quarters and years have no fixed length: a window's span of them (``duration
+= "1 month"``, ``"1 quarter"``, ``"1 year"``) goes to the field's months twin
+(`MONTHS`: ``duration_months``; `written_field`), a calendar span
+(`wid.spec.calendar`); anywhere else they are refused, as Spark refuses them
+for a window. The sum must be a whole number of milliseconds. A guard whose Python
 value None turns it off (`max_future_ms`) takes ``"off"`` as its text
 (``max_future = "off"``).
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from wid.errors import ConfigError
 
@@ -33,6 +42,8 @@ MS_PER_UNIT: dict[str, Decimal] = {
     "hour": Decimal(3_600_000), "h": Decimal(3_600_000), "day": Decimal(86_400_000), "d": Decimal(86_400_000),
     "week": Decimal(604_800_000),
 }
+MONTHS_PER_UNIT = {"month": 1, "quarter": 3, "year": 12}
+MONTHS = {"duration_ms": "duration_months", "hop_ms": "hop_months", "max_duration_ms": "max_duration_months"}
 INSTANTS = ("landmark_ms",)  # epoch-ms fields that are points in time, not durations
 OFF = "off"  # the text that turns off a guard whose Python value is None (``max_future = "off"``)
 SWITCHABLE = ("max_future_ms",)  # fields that take OFF
@@ -121,4 +132,63 @@ def written_value(field: str, value: object, path: str) -> int | None:
     return parse_duration_ms(value, path)
 
 
-__all__ = ["INSTANTS", "MS_PER_UNIT", "OFF", "SWITCHABLE", "as_ms", "parse_duration_ms", "parse_instant_ms", "written_value"]
+def parse_months(text: str) -> int | None:
+    """The months of `text` when it is a whole number of months, quarters
+    or years (``"1 month"``, ``"3 months"``, ``"1 quarter"``, ``"1
+    year"``), else None."""
+    match = re.fullmatch(r"\s*(?:interval\s+)?(\d+)\s*([a-z]+)\s*", text, re.I)
+    if match is None:
+        return None
+    word = match.group(2).lower()
+    unit = MONTHS_PER_UNIT.get(word, MONTHS_PER_UNIT.get(word[:-1]) if word.endswith("s") else None)
+    return None if unit is None else int(match.group(1)) * unit
+
+
+def written_field(field: str, value: object, path: str) -> tuple[str, int | None]:
+    """The field and value a TOML key without its ``_ms`` gives for the
+    ``*_ms`` field `field`: a span in months goes to the field's months twin
+    (`MONTHS`); anything else as `written_value`. Raises ConfigError naming
+    `path` for months where the field has no twin."""
+    months = parse_months(value) if isinstance(value, str) else None
+    if months is None:
+        return field, written_value(field, value, path)
+    if field not in MONTHS:
+        raise ConfigError(path, f"{value!r}: months have no fixed length",
+                          "write it in days, hours or smaller units")
+    return MONTHS[field], months
+
+
+
+def text_keys(init: Callable[..., None]) -> Callable[..., None]:
+    """`init` (a dataclass's ``__init__``) taking each ``*_ms`` field also
+    under its name without ``_ms``, as TOML does: text (``duration="5
+    minutes"``, `written_value`; ``duration="1 month"`` goes to the months
+    twin, `written_field`; an instant: a timestamp), or a
+    `timedelta`. The object keeps the text as written (`written`), so that
+    a TOML dump writes it back so. Raises ConfigError naming the key when
+    both are given (an ``*_ms`` None counts as not given) or the text does
+    not read."""
+    names = set(inspect.signature(init).parameters)
+
+    @functools.wraps(init)
+    def __init__(self: object, *args: Any, **kwargs: Any) -> None:
+        written = []
+        for key in [k for k in kwargs if k not in names and f"{k}_ms" in names]:
+            value = kwargs.pop(key)
+            for twin in (f"{key}_ms", f"{key}_months"):
+                if kwargs.get(twin) is not None:
+                    raise ConfigError(key, f"is given twice, as {key} and {twin}", "keep one of them")
+            name = f"{key}_ms"
+            if isinstance(value, str):
+                written.append((key, value))
+                name, value = written_field(name, value, key)
+            kwargs[name] = value
+        init(self, *args, **kwargs)
+        if written:
+            object.__setattr__(self, "written", tuple(written))
+    return __init__
+
+
+
+__all__ = ["INSTANTS", "MONTHS", "MS_PER_UNIT", "OFF", "SWITCHABLE", "as_ms", "parse_duration_ms", "parse_instant_ms",
+           "parse_months", "text_keys", "written_field", "written_value"]

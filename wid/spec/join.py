@@ -245,6 +245,7 @@ def _validate_numbers(j: WindowJoin) -> None:
 def _validate_metrics(j: WindowJoin) -> None:
     if not j.metrics:
         raise ConfigError("metrics", "a window join needs at least one metric",
+                          'give metrics=[Aggregation("avg", "bid", as_="avg_bid")] (or a column name)',
                           'add [[join.metrics]] with agg, column and as (or only column)')
     taken = {j.output_time: "the time column", **{k: "a matching column" for k in j.left_keys}}
     for i, m in enumerate(j.metrics):

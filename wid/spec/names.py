@@ -17,6 +17,7 @@ def check_name(field: str, value: object, fix: str | None = None) -> str:
         raise ConfigError(
             field,
             f"column name {value!r} has spaces at its ends, a backtick or a dot",
+            "rename the column (DataFrame.withColumnRenamed)",
             "rename the column in a [transform] sql pre-stage",
         )
     return value

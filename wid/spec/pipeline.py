@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from wid.errors import ConfigError
+from wid.spec.delivery import AT_LEAST_ONCE, check_delivery, check_real_time
 from wid.spec.durations import as_ms
 from wid.spec.join import JoinStage
 from wid.spec.lakehouse import check_spark, installed_spark_version
@@ -24,6 +24,8 @@ from wid.spec.secrets import (
     resolved_options,
     with_password,
 )
+from wid.spec.spark_table import check_spark_table as check_spark_table  # where `wid.cli` finds it
+from wid.spec.spark_table import masked_spark
 from wid.spec.sql_query import check_query
 from wid.spec.window import Window
 
@@ -178,7 +180,7 @@ class SinkSpec:
       read at run time from the environment variable named by `url_env`;
       `password_env` names a variable holding the password (so that neither
       the file nor a dump holds it); `table`. The same upsert with ``INSERT
-      ... ON CONFLICT DO UPDATE`` (needs ``pip install 'wid[postgres]'``).
+      ... ON CONFLICT DO UPDATE`` (needs ``pip install 'spark-wid[postgres]'``).
     - ``parquet``: `path` (directory), `mode` ``append`` (the default; a
       rerun duplicates rows, and wid warns at start-up) or ``overwrite``.
     - ``console``: prints up to `rows` rows.
@@ -187,7 +189,10 @@ class SinkSpec:
       settings there too). Window rows are messages keyed by their natural
       key (JSON), the row as JSON for value: a compacted topic keeps each
       window's latest value. Dead letters are the original messages' key and
-      value bytes with the reason in headers (`wid.io.kafka`).
+      value bytes with the reason in headers (`wid.io.kafka`). `delivery`:
+      ``at-least-once`` (Spark's Kafka writer; the default) or
+      ``exactly-once`` (Kafka transactions, `wid.spec.delivery`,
+      `wid.io.kafka_eos`).
     - ``delta``: `path`, the Delta table's directory or URI (created on the
       first write with the rows' schema); `options` are Delta's writer
       options for that creation (``delta.*`` table properties). Rows are
@@ -234,6 +239,7 @@ class SinkSpec:
     topic: str | None = None
     bootstrap_servers: str | None = None
     options_env: dict[str, str] = field(default_factory=dict)
+    delivery: str = AT_LEAST_ONCE
     written: tuple[tuple[str, object], ...] = field(default=(), init=False, compare=False, repr=False)  # as in Window
 
     def __post_init__(self) -> None:
@@ -263,6 +269,7 @@ class SinkSpec:
         _check_options(self.options, self.options_env)
 
     def _check_kafka(self) -> None:
+        check_delivery(self.kind, self.delivery)
         if self.kind != "kafka":
             for name in ("topic", "bootstrap_servers"):
                 if getattr(self, name) is not None:
@@ -406,6 +413,8 @@ class PipelineSpec:
                                                                   self.dead_letter.kind)) is not None:
             raise ConfigError(bad[0], f"does not fit Spark's real-time mode: {bad[1]}",
                               'use another [stream] trigger (the WID operator runs every Window)')
+        if self.stream.trigger == REAL_TIME:
+            check_real_time(self.target.delivery, self.dead_letter.delivery)
         if self.target.kind in SQL_SINKS:  # group columns become the table's columns
             for role in ("partition_by", "group_by"):
                 for i, col in enumerate(getattr(self.window, role)):
@@ -419,34 +428,6 @@ class PipelineSpec:
 
     def __repr__(self) -> str:
         return _masked_repr(self, spark=masked_spark(self.spark))
-
-
-SPARK_KEYS = ("master", "remote", "conf")
-
-
-def check_spark_table(spark: dict[str, Any], named: Callable[[str], str] = "spark.{}".format) -> None:
-    """The ``[spark]`` table: `master` (``local[*]``, ``spark://host:7077``,
-    ``yarn``...) or `remote` (a Spark Connect server, ``sc://host:15002``),
-    not both, and `conf`, a table of Spark settings. Raises ConfigError
-    naming the key as `named` writes it (``spark.master``; the command
-    line's ``--master`` for a value given there)."""
-    for key in spark:
-        if key not in SPARK_KEYS:
-            raise ConfigError(named(key), "unknown key", "use " + ", ".join(SPARK_KEYS))
-    for key in ("master", "remote"):
-        if key in spark and (not isinstance(spark[key], str) or not spark[key]):
-            raise ConfigError(named(key), f"must be a string, got {spark[key]!r}")
-    if "master" in spark and "remote" in spark:
-        raise ConfigError(named("remote"), "a pipeline runs either on a master or on a Spark Connect server",
-                          f"keep one of {named('master')} and {named('remote')}")
-    if "remote" in spark and not str(spark["remote"]).startswith("sc://"):
-        raise ConfigError(named("remote"), f"a Spark Connect URL starts with sc://, got {mask_url(str(spark['remote']))!r}",
-                          "e.g. sc://127.0.0.1:15002")
-    if str(spark.get("master", "")).startswith("sc://"):
-        raise ConfigError(named("master"), "sc:// names a Spark Connect server",
-                          f"give {mask_url(str(spark['master']))!r} as {named('remote')}")
-    if not isinstance(spark.get("conf", {}), dict):
-        raise ConfigError(named("conf"), "must be a table of Spark settings")
 
 
 def check_pipeline_name(name: object) -> str:
@@ -593,13 +574,3 @@ def _masked_repr(spec: Any, **masked: object) -> str:
     """`spec`'s dataclass ``repr`` with the `masked` values in place of its own."""
     shown = {f.name: masked.get(f.name, getattr(spec, f.name)) for f in fields(spec) if f.repr}
     return f"{type(spec).__name__}({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
-
-
-def masked_spark(spark: dict[str, Any]) -> dict[str, Any]:
-    """The ``[spark]`` table as wid shows it: secret settings in `conf`
-    (`wid.spec.secrets.is_secret`: ``spark.hadoop.fs.s3a.secret.key``...)
-    and a token in `remote` (``sc://host:15002/;token=...``) as ``***``."""
-    shown = {k: mask_url(v) if k in ("master", "remote") and isinstance(v, str) else v for k, v in spark.items()}
-    if isinstance(spark.get("conf"), dict):
-        shown["conf"] = masked_options(spark["conf"])
-    return shown

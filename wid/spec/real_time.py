@@ -18,7 +18,8 @@ gives it:
   ``source_idleness_ms`` (one watermark per query);
 - ``emit = "on_update"``: each window's running value is written as rows
   arrive, which is the point of the mode;
-- aggregations Spark's streaming aggregation computes exactly (`AGGS`).
+- aggregations Spark's streaming aggregation computes exactly (`AGGS`);
+- no calendar (`time_zone`, months: `wid.spec.calendar`).
 
 Where a Window does not fit, `misfit` names the first field that does not,
 and the pipeline is refused with it.
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from wid.spec.calendar import calendar_of
 from wid.spec.window import Window
 
 TRIGGER = "real-time"
@@ -57,6 +59,8 @@ def misfit(w: Window, source_formats: Sequence[str], target_kind: str, dead_lett
         ("transform.window.emit", w.emit != "on_update",
          'real-time mode writes each window\'s running value as rows arrive: declare emit = "on_update"'),
         ("transform.window.event_time_column", w.time_mode != "event", "real-time mode windows event time"),
+        ("transform.window.time_zone", calendar_of(w) is not None,
+         "Spark's window() aligns on the epoch and has no months: calendar windows run on the WID operator"),
     ]
     checks += [(f"transform.window.aggregations[{i}].agg", a.agg not in AGGS,
                 f"{a.agg!r} is not one of {', '.join(AGGS)}, which Spark's streaming aggregation computes exactly")

@@ -48,7 +48,7 @@ import tomli_w
 
 from wid.errors import ConfigError
 from wid.spec.aggregation import Aggregation
-from wid.spec.durations import OFF, written_value
+from wid.spec.durations import OFF, written_field
 from wid.spec.join import ColumnMetric, JoinStage, WindowJoin
 from wid.spec.pipeline import (
     KAFKA_EVENT_TIME,
@@ -59,9 +59,9 @@ from wid.spec.pipeline import (
     StreamSpec,
     check_pipeline_name,
     default_sinks,
-    masked_spark,
 )
 from wid.spec.secrets import mask_url, masked_options
+from wid.spec.spark_table import masked_spark
 from wid.spec.window import Punctuation, Window
 
 _RENAMES: dict[type, dict[str, str]] = {Aggregation: {"as_": "as"}, ColumnMetric: {"as_": "as"}}
@@ -85,11 +85,16 @@ def build(cls: type, table: object, path: str, nested: dict[str, Any] | None = N
     written: list[tuple[str, object]] = []
     for key, value in table.items():
         if key not in keys and f"{key}_ms" in keys:
-            if f"{key}_ms" in table:
-                raise ConfigError(f"{path}.{key}", f"is given twice, as {key} and {key}_ms", "keep one of them")
-            kwargs[f"{key}_ms"] = written_value(f"{key}_ms", value, f"{path}.{key}")
+            for twin in (f"{key}_ms", f"{key}_months"):
+                if twin in table:
+                    raise ConfigError(f"{path}.{key}", f"is given twice, as {key} and {twin}", "keep one of them")
+            name, parsed = written_field(f"{key}_ms", value, f"{path}.{key}")
+            kwargs[name] = parsed
             written.append((key, value))
             continue
+        if key.endswith("_ms") and key in keys and isinstance(value, str):  # text goes under the key without _ms
+            raise ConfigError(f"{path}.{key}", f"must be a whole number of milliseconds, got {value!r}",
+                              f'give the text as {key[:-3]} = "{value}"')
         if key not in keys:
             close = difflib.get_close_matches(key, [*keys, *_texts(keys)], n=1)
             raise ConfigError(f"{path}.{key}", "unknown key",
@@ -130,6 +135,7 @@ def _dump(obj: Any) -> dict[str, Any]:
         out[renames.get(f.name, f.name)] = list(value) if isinstance(value, tuple) else value
     for key, text in getattr(obj, "written", ()):  # as the TOML wrote it: duration = "1 hour"
         out.pop(f"{key}_ms", None)
+        out.pop(f"{key}_months", None)
         out[key] = text
     return out
 

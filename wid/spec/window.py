@@ -2,8 +2,9 @@
 
 Time inside wid is int64 microseconds since the Unix epoch (UTC); spec fields
 carry their unit in their name (`duration_ms`), and also take a
-`datetime.timedelta` (`landmark_ms` a `datetime.datetime`); TOML also takes
-Spark's duration strings (`wid.spec.durations`). Every time window is
+`datetime.timedelta` (`landmark_ms` a `datetime.datetime`) and Spark's
+duration strings (``"5 minutes"``), under their name or without its
+``_ms`` (``duration="5 minutes"``), as TOML does (`wid.spec.durations`). Every time window is
 half-open, ``[start, end)``, aligned to the epoch plus `origin_ms`.
 """
 
@@ -15,7 +16,7 @@ from typing import Any, Literal
 
 from wid.errors import ConfigError
 from wid.spec.aggregation import Aggregation
-from wid.spec.durations import as_ms
+from wid.spec.durations import as_ms, text_keys
 from wid.spec.kinds import KIND_FIELDS, NAMES, Kind, kinds_taking
 from wid.spec.kinds import KINDS as DEFINITIONS
 from wid.spec.names import check_identifier, check_name, check_names
@@ -91,6 +92,15 @@ class Window:
 
     Where o is `origin_ms`, d `duration_ms`, h `hop_ms`, L `landmark_ms`.
 
+    Calendar windows (tumbling, hopping, landmark; `wid.spec.calendar`):
+    `time_zone` (an IANA name; default none: fixed durations aligned on the
+    epoch, months in UTC) puts whole days on the zone's local calendar and
+    other durations on its local clock; `duration_months`, `hop_months` and
+    `max_duration_months` count local months (a quarter is 3, a year 12);
+    `week_start` (default ``"monday"``) aligns whole weeks; bounds stay
+    instants, and `window_label_column` adds the window's local name
+    (``2013-03-10``, ``2013-W10``, ``2013-03``, ``2013-Q1``, ``2013``).
+
     Ranks (count windows, `every_rows`) follow `rank_by`:
 
     - ``"order"`` (default): 0-based positions in `order_by` order (default
@@ -138,6 +148,11 @@ class Window:
     every_rows: int | None = None
     landmark_ms: int | None = None
     max_duration_ms: int | None = None
+    duration_months: int | None = None
+    hop_months: int | None = None
+    max_duration_months: int | None = None
+    time_zone: str | None = None
+    week_start: str = "monday"
     group_by: tuple[str, ...] = ()
     partition_by: tuple[str, ...] = ()
     order_by: str | None = None
@@ -156,6 +171,7 @@ class Window:
     window_start_column: str = "window_start"
     window_end_column: str = "window_end"
     window_id_column: str = "window_id"
+    window_label_column: str | None = None
     rank_by: Literal["order", "arrival"] = "order"
     # The ``*_ms`` keys a TOML file gave as text (``duration = "1 hour"``), so that a dump writes them back so
     # (`wid.spec.toml_io`); not part of the window's meaning.
@@ -163,19 +179,28 @@ class Window:
 
     # -- one constructor per kind: it takes that kind's fields, and the fields every kind shares --------------
     @classmethod
-    def tumbling(cls, duration_ms: Any, *, origin_ms: Any = 0, **common: Any) -> Window:
+    def tumbling(cls, duration_ms: Any = None, *, duration_months: int | None = None, origin_ms: Any = None,
+                 **common: Any) -> Window:
         """Tumbling windows of `duration_ms` d aligned to `origin_ms` o: window
-        w is ``[o + w*d, o + (w+1)*d)``. `common`: the fields every kind
-        shares (`event_time_column`, `group_by`, `aggregations`,
-        `lateness_ms`...). Raises ConfigError naming a field of another kind,
-        and as `Window` does."""
-        return cls._of("tumbling", {"duration_ms": duration_ms, "origin_ms": origin_ms}, common)
+        w is ``[o + w*d, o + (w+1)*d)``; or of `duration_months`, or on the
+        calendar of a `time_zone` (`wid.spec.calendar`). `common`: the
+        fields every kind shares (`event_time_column`, `group_by`,
+        `aggregations`, `lateness_ms`...) and the calendar's (`time_zone`,
+        `week_start`, `window_label_column`). Each ``*_ms`` also takes text
+        under its name without ``_ms``: ``Window.tumbling(duration="5
+        minutes")``, ``duration="1 month"``. Raises ConfigError naming a
+        field of another kind, and as `Window` does."""
+        return cls._of("tumbling", {"duration_ms": duration_ms, "duration_months": duration_months,
+                                    "origin_ms": origin_ms}, common)
 
     @classmethod
-    def hopping(cls, duration_ms: Any, hop_ms: Any, *, origin_ms: Any = 0, **common: Any) -> Window:
+    def hopping(cls, duration_ms: Any = None, hop_ms: Any = None, *, duration_months: int | None = None,
+                hop_months: int | None = None, origin_ms: Any = None, **common: Any) -> Window:
         """Hopping windows: window w is ``[o + w*h, o + w*h + d)``, h =
-        `hop_ms` <= d = `duration_ms`; `common` as for `tumbling`."""
-        return cls._of("hopping", {"duration_ms": duration_ms, "hop_ms": hop_ms, "origin_ms": origin_ms}, common)
+        `hop_ms` <= d = `duration_ms` (or in months); `common` as for
+        `tumbling`."""
+        return cls._of("hopping", {"duration_ms": duration_ms, "hop_ms": hop_ms, "duration_months": duration_months,
+                                   "hop_months": hop_months, "origin_ms": origin_ms}, common)
 
     @classmethod
     def session(cls, gap_ms: Any = None, *, gap_column: str | None = None, **common: Any) -> Window:
@@ -195,7 +220,7 @@ class Window:
                                  "order_by": order_by, "tie_breaker": tie_breaker, "rank_by": rank_by}, common)
 
     @classmethod
-    def rolling(cls, duration_ms: Any, *, every_rows: int | None = None, order_by: str | None = None,
+    def rolling(cls, duration_ms: Any = None, *, every_rows: int | None = None, order_by: str | None = None,
                 tie_breaker: str | None = None, rank_by: str = "order", **common: Any) -> Window:
         """One window per input row t over its group's rows u with ``t.ts -
         d < u.ts <= t.ts`` (every `every_rows`-th row, by rank, with it);
@@ -204,23 +229,26 @@ class Window:
                                    "tie_breaker": tie_breaker, "rank_by": rank_by}, common)
 
     @classmethod
-    def landmark(cls, hop_ms: Any, landmark_ms: Any, *, max_duration_ms: Any = None, **common: Any) -> Window:
+    def landmark(cls, hop_ms: Any = None, landmark_ms: Any = None, *, max_duration_ms: Any = None,
+                 hop_months: int | None = None, max_duration_months: int | None = None, **common: Any) -> Window:
         """Landmark windows ``[L, L + (w+1)*h)`` from `landmark_ms` L growing
-        by `hop_ms` h, restarting every `max_duration_ms` (Flink's CUMULATE);
-        `common` as for `tumbling`."""
-        return cls._of("landmark", {"hop_ms": hop_ms, "landmark_ms": landmark_ms,
-                                    "max_duration_ms": max_duration_ms}, common)
+        by `hop_ms` h, restarting every `max_duration_ms` (Flink's CUMULATE;
+        both may be in months); `common` as for `tumbling`."""
+        return cls._of("landmark", {"hop_ms": hop_ms, "landmark_ms": landmark_ms, "max_duration_ms": max_duration_ms,
+                                    "hop_months": hop_months, "max_duration_months": max_duration_months}, common)
 
     @classmethod
     def _of(cls, kind: str, own: dict[str, Any], common: dict[str, Any]) -> Window:
-        """A `kind` window from its `own` fields and the `common` ones, which
+        """A `kind` window from its `own` fields (those None left to their
+        defaults, or given as text in `common`) and the `common` ones, which
         may hold no field of another kind."""
         for name in common:
-            if name == "kind" or name in KIND_FIELDS:
+            if name == "kind" or (name in KIND_FIELDS and name not in DEFINITIONS[kind].fields):
                 owners = ", ".join(kinds_taking(name)) or "no kind: the constructor names it"
                 raise ConfigError(name, f"is not a field of {kind} windows (it is one of {owners})",
                                   f"Window.{kind}() takes {', '.join(own)} and the fields every kind shares")
-        return cls(kind=kind, **own, **common)  # type: ignore[arg-type]
+        given = {k: v for k, v in own.items() if v is not None}
+        return cls(kind=kind, **given, **common)  # type: ignore[arg-type]
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -272,6 +300,10 @@ class Window:
         return self.hop_rows if self.hop_rows is not None else self.size_rows
 
 
+# Each ``*_ms`` field also under its name without ``_ms``, as in TOML: Window(duration="5 minutes")
+Window.__init__ = text_keys(Window.__init__)  # type: ignore[method-assign]
+
+
 def _default(name: str) -> Any:
     for f in fields(Window):
         if f.name == name:
@@ -283,10 +315,10 @@ def _validate(w: Window) -> None:
     if w.kind not in DEFINITIONS:
         raise ConfigError("kind", f"unknown window kind {w.kind!r}", "use one of " + ", ".join(NAMES))
     if w.crash_recovery == "kafka_eos":  # type: ignore[comparison-overlap]
-        raise ConfigError("crash_recovery", "kafka_eos is not offered: Spark's Kafka writer has no transactions, "
-                          "so a crash between a write and its checkpoint commit replays the micro-batch",
-                          "use crash_recovery = 'checkpoint': wid skips the messages a replayed micro-batch finds "
-                          "already written, and a compacted topic keyed by the natural key keeps each window once")
+        raise ConfigError("crash_recovery", "kafka_eos is not a crash_recovery mode: Spark's Kafka writer has no "
+                          "transactions, and exactly-once to Kafka is the Kafka sink's choice",
+                          "keep crash_recovery = 'checkpoint' and set delivery = 'exactly-once' on the Kafka target "
+                          "and dead letter (Kafka transactions, docs/how-to/kafka.md)")
     for name, choices in _CHOICES.items():
         if getattr(w, name) not in choices:
             raise ConfigError(name, f"must be one of {', '.join(choices)}; got {getattr(w, name)!r}")
@@ -313,14 +345,15 @@ def _validate_kind_fields(w: Window) -> None:
 
 def _validate_numbers(w: Window) -> None:
     positive = ("duration_ms", "hop_ms", "gap_ms", "size_rows", "hop_rows", "every_rows",
-                "max_duration_ms", "max_groups_per_window", "source_idleness_ms", "max_future_ms")
+                "max_duration_ms", "duration_months", "hop_months", "max_duration_months", "max_groups_per_window", "source_idleness_ms", "max_future_ms")
     whole = ("origin_ms", "landmark_ms", "lateness_ms", "allowed_lateness_ms")
     for name in positive + whole:
         value = getattr(w, name)
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(name, f"must be an integer, got {value!r}")
+            text = f'; give text as {name[:-3]}="{value}"' if isinstance(value, str) and name.endswith("_ms") else ""
+            raise ConfigError(name, f"must be an integer, got {value!r}{text}")
         if name in positive and value <= 0:
             raise ConfigError(name, f"must be positive, got {value}")
         if name in ("lateness_ms", "allowed_lateness_ms") and value < 0:
@@ -371,11 +404,16 @@ def _validate_lateness(w: Window) -> None:
 def _validate_output_names(w: Window) -> None:
     if not w.aggregations:
         raise ConfigError("aggregations", "a window needs at least one aggregation",
+                          'give aggregations=[Aggregation("count", as_="n")]',
                           "add [[transform.window.aggregations]] with agg and as")
-    for name in ("window_start_column", "window_end_column", "window_id_column"):
-        check_identifier(name, getattr(w, name))
+    for name in ("window_start_column", "window_end_column", "window_id_column", "window_label_column"):
+        if getattr(w, name) is not None:
+            check_identifier(name, getattr(w, name))
     taken: dict[str, str] = {}
     for name in w.output_prefix:
+        if name in taken:
+            raise ConfigError("window_label_column" if name == w.window_label_column else "window_end_column",
+                              f"column '{name}' names two window columns", "give each window column its own name")
         taken[name] = "a window column"
     if w.emit == "on_update":
         taken[FINAL_COLUMN] = "the final flag of emit = 'on_update'"

@@ -14,6 +14,9 @@ from hypothesis import strategies as st
 
 from tests.kernels.operator.cases import SCHEMA, assert_same_results
 from tests.kernels.operator.harness import LocalOperator
+from tests.kernels.operator.test_extent_engines import (
+    assert_same_results as assert_same_extent_results,
+)
 from wid import Aggregation, Window
 from wid.kernels.operator import time_engine
 from wid.kernels.operator.shard import MemoryStore
@@ -157,3 +160,17 @@ def test_the_cap_counts_a_windows_groups_over_every_chunk() -> None:
     with mock.patch.object(time_engine, "EMIT_WINDOWS", 1), pytest.raises(
             CapError, match=r"=5 reached on window \[1969-12-31T23:59:16Z, 1970-01-01T00:00:16Z\) for pipeline test$"):
         LocalOperator(window, SCHEMA, shards=1).run(batches)
+
+
+@pytest.mark.parametrize("emit", ["on_close", "on_update"])
+@pytest.mark.parametrize("agg", ["sum", "med"])
+def test_windows_without_group_by_take_rows_into_a_pane_twice(emit: str, agg: str) -> None:
+    """No group columns: a pane's table has no key columns (and so no row
+    count of its own), and still merges a second micro-batch's rows."""
+    window = Window(kind="hopping", duration_ms=20, hop_ms=10, event_time_column="ts", event_time_unit="ms",
+                    aggregations=(Aggregation(agg, "v", as_="x"),), emit=emit, late_data="reopen",
+                    allowed_lateness_ms=30, max_groups_per_window=10)
+    rows = [{"k": "a", "ts": t, "v": float(t), "w": 1} for t in (1, 5, 12, 3, 25, 14)]
+    batches = [MicroBatch([("a", r) for r in rows[i:i + 2]], 7 * i) for i in range(0, 6, 2)]
+    got = LocalOperator(window, SCHEMA, 1).run(batches)
+    assert_same_extent_results(window, got, run_stream(batches, window))

@@ -55,32 +55,32 @@ class LandmarkEngine:
 
     def __init__(self, spec: OperatorSpec, store: Store) -> None:
         assert spec.landmark is not None
-        self.spec, self.shape = spec, spec.landmark
+        self.spec, self.geo = spec, spec.landmark.geometry()
         self.keys = key_columns(spec.group_by)
         self.tables = Tables(store, "landmark")
         self.panes = self.tables.load("panes")
         self.touched: pa.Table | None = None
-        m = self.shape.max_duration_us
-        self.per = None if m is None else m // self.shape.hop_us  # panes per period
+        self.per = self.geo.slots  # windows per period (on a calendar, the most a period holds)
 
-    # -- window arithmetic (vectorised; see wid.semantics.windowing.Landmark) ------------------
+    # -- window arithmetic (vectorised; `wid.semantics.windowing.Landmark`, on a calendar
+    # `wid.semantics.calendar_windows.CalendarLandmark`) ------------------
     def _pane(self, ts: np.ndarray) -> np.ndarray:
-        return np.asarray(np.floor_divide(ts - self.shape.landmark_us, self.shape.hop_us))
+        return np.asarray(self.geo.pane(ts))
 
     def _end(self, w: np.ndarray) -> np.ndarray:
-        return self.shape.landmark_us + (w + 1) * self.shape.hop_us
+        return np.asarray(self.geo.end(w))
 
     def _period(self, w: np.ndarray) -> np.ndarray:
-        return np.zeros_like(w) if self.per is None else np.floor_divide(w, self.per)
+        return np.asarray(self.geo.period_of(w))
 
     def _last(self, w: np.ndarray) -> np.ndarray:
         """The last window of w's period (`NEVER` without max_duration)."""
-        return np.full_like(w, NEVER) if self.per is None else (np.floor_divide(w, self.per) + 1) * self.per - 1
+        return np.full_like(w, NEVER) if self.per is None else np.asarray(self.geo.period_last(w))
 
     def _closed_upto(self, c: np.ndarray) -> np.ndarray:
         """The last window ending at or before closing point c (`FAR` where nothing is closed)."""
         safe = np.where(c != NONE, c, 0)
-        return np.where(c != NONE, np.floor_divide(safe - self.shape.landmark_us, self.shape.hop_us) - 1, FAR)
+        return np.where(c != NONE, self.geo.closed_upto(safe), FAR)
 
     # -- late and add ----------------------------------------------------------------------------
     def late(self, rows: pa.Table, before: np.ndarray) -> np.ndarray:
@@ -96,7 +96,7 @@ class LandmarkEngine:
         rows = with_keys(rows, self.keys)
         q = self._pane(ints(rows, TS))
         safe = np.where(before != NONE, before, 0)
-        opened = np.floor_divide(safe - self.spec.allowed_us - self.shape.landmark_us, self.shape.hop_us)
+        opened = self._pane(safe - self.spec.allowed_us)  # the first window still taking rows
         first = np.where(before != NONE, np.maximum(q, opened), q)
         head = rows.select(self.keys).append_column(PANE, pa.array(first))
         self.touched = head
@@ -111,12 +111,14 @@ class LandmarkEngine:
         if wins is None:
             return None, None
         w = ints(wins, W)
-        period = self._period(w)
-        first = np.full_like(w, FAR) if self.per is None else period * self.per
+        first = np.full_like(w, FAR) if self.per is None else np.asarray(self.geo.period_first(w))
         merged, ok = merge_over(self.spec.aggs, self.panes, self.keys, PANE, wins, first, w)
-        wins, w, period = wins.filter(pa.array(ok)), w[ok], period[ok]
+        if self.geo.has_gaps:  # a calendar window whose last hop holds no instant is never output
+            there = np.asarray(self.geo.exists(w), dtype=bool)
+            merged, ok = merged.filter(pa.array(there[ok])), ok & there
+        wins, w = wins.filter(pa.array(ok)), w[ok]
         end = self._end(w)
-        start = self.shape.landmark_us + period * (self.shape.max_duration_us or 0)
+        start = np.asarray(self.geo.start(w))
         self._check_cap(w, start, end)
         cols: dict[str, pa.Array] = {START: pa.array(start), END: pa.array(end),
                                      FINAL: pa.array(end <= after.of(wins, self.spec.scope))}
@@ -186,7 +188,7 @@ class LandmarkEngine:
             last = self._last(p)
             done = (c != NONE) & (last != NEVER) & (self._end(np.where(last != NEVER, last, 0)) + budget <= c)
             table, p, c = self.panes.filter(pa.array(~done)), p[~done], c[~done]
-            fold = (c != NONE) & (self._end(p - 1) + budget <= c)
+            fold = (c != NONE) & (np.asarray(self.geo.pane_start(p)) + budget <= c)  # window p - 1 is final
             self.panes = self._fold(table, p, fold) if fold.sum() > 1 else table
         self.tables.save("panes", self.panes)
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wid.kernels.vector_aggregates import VectorAgg
-from wid.semantics.windowing import Hopping
+from wid.semantics.calendar_windows import CalendarHopping, CalendarLandmark
+from wid.semantics.windowing import Hopping, Landmark
 
 US = 1000
 
@@ -51,11 +52,18 @@ class RollingShape:
 @dataclass(frozen=True)
 class LandmarkShape:
     """Landmark windows from `landmark_us` growing by `hop_us`, restarting
-    every `max_duration_us` if set (Flink's CUMULATE)."""
+    every `max_duration_us` if set (Flink's CUMULATE); or on a `calendar`
+    (`wid.semantics.calendar_windows.CalendarLandmark`, which then holds
+    them all)."""
 
     landmark_us: int
     hop_us: int
     max_duration_us: int | None = None
+    calendar: CalendarLandmark | None = None
+
+    def geometry(self) -> Landmark | CalendarLandmark:
+        """The windows' geometry."""
+        return self.calendar or Landmark(self.hop_us, self.landmark_us, self.max_duration_us)
 
 
 @dataclass(frozen=True)
@@ -67,7 +75,7 @@ class OperatorSpec:
     group_by: tuple[str, ...]
     aggs: tuple[VectorAgg, ...]
     aliases: tuple[str, ...]
-    geometry: Hopping | None = None
+    geometry: Hopping | CalendarHopping | None = None
     gap_us: int | None = None
     gap_column: str | None = None
     scope: tuple[str, ...] = ()

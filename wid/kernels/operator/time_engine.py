@@ -86,6 +86,16 @@ def key_runs(kid: np.ndarray, weight: np.ndarray, limit: int) -> Iterator[tuple[
         lo = hi
 
 
+def _joint_ids(a: pa.Table, b: pa.Table, keys: list[str]) -> tuple[np.ndarray, int]:
+    """Group ids of `a`'s rows then `b`'s, over both (`group_ids`), and how
+    many groups; without keys every row is in group 0 (a table of no
+    columns has no rows to count)."""
+    if not keys:
+        return np.zeros(a.num_rows + b.num_rows, dtype=np.int64), 1
+    gid, groups, _ = group_ids(concat([a.select(keys), b.select(keys)]), keys)
+    return gid, groups
+
+
 class TimeEngine:
     """The `wid.kernels.operator.shard.Engine` of tumbling and hopping windows."""
 
@@ -102,7 +112,8 @@ class TimeEngine:
         self.stored = {p for p, e in self.index.items() if e.rows}  # panes whose base the store holds
         self.touched: pa.Table | None = None
 
-    # -- geometry, vectorised (`wid.semantics.windowing.Hopping`) ------------------
+    # -- geometry, vectorised (`wid.semantics.windowing.Hopping`, or on a calendar
+    # `wid.semantics.calendar_windows.CalendarHopping`: panes are calendar units) ------------------
     def _panes(self, rows: pa.Table) -> np.ndarray:
         return np.asarray(self.g.pane(ints(rows, TS)))
 
@@ -205,11 +216,11 @@ class TimeEngine:
         """Rows of equal group merged into one."""
         keys = list(self.spec.group_by)
         ids, n, first = group_ids(table, keys)
-        out = table.select(keys).take(pa.array(first))
+        head = table.select(keys).take(pa.array(first))
+        cols = {k: head.column(k) for k in keys}  # a table of no columns keeps no row count: build it whole
         for i, agg in enumerate(self.spec.aggs):
-            for k, v in agg.merge(fields_of(table, i), ids, n).items():
-                out = out.append_column(field(i, k), v)
-        return out
+            cols.update({field(i, k): v for k, v in agg.merge(fields_of(table, i), ids, n).items()})
+        return pa.table(cols)
 
     def _save(self, pane: int, table: pa.Table) -> None:
         """`table` (merged) replaces pane `pane`'s base and increments."""
@@ -294,7 +305,7 @@ class TimeEngine:
         if self.touched is None or not (self.spec.reopen or self.spec.on_update):
             return None
         keys, n = list(self.spec.group_by), table.num_rows
-        gid, groups, _ = group_ids(concat([table.select(keys), self.touched.select(keys)]), keys)
+        gid, groups = _joint_ids(table, self.touched, keys)
         to_kid = np.full(groups, -1, dtype=np.int64)
         to_kid[gid[:n]] = kid
         tkid = to_kid[gid[n:]]
@@ -316,11 +327,13 @@ class TimeEngine:
         if touched is not None:
             keep |= touched & ((end <= aft) if self.spec.reopen else False)
             keep |= touched & ((end > aft) if self.spec.on_update else False)
+        if self.g.has_gaps:  # a calendar window whose first hop holds no instant is never output
+            keep &= self.g.exists(w)
         if not keep.any():
             return None
         merged, w, end = merged.filter(pa.array(keep)), w[keep], end[keep]
         self._check_cap(w, counts)
-        start = end - self.g.duration_us
+        start = self.g.start(w)
         cols: dict[str, pa.Array] = {START: pa.array(start), END: pa.array(end), FINAL: pa.array(end <= aft[keep])}
         cols.update({k: merged.column(k) for k in self.spec.group_by})
         cols.update(finish_all(self.spec, merged, start, end))
@@ -341,14 +354,13 @@ class TimeEngine:
         count = last - first + 1
         row = np.repeat(np.arange(len(q)), count)
         w = first[row] + (np.arange(len(row)) - np.repeat(np.cumsum(count) - count, count))
-        pairs = table.select(keys).take(pa.array(row)).append_column(PANE, pa.array(w, pa.int64()))
+        pairs = pa.table({**{k: table.column(k).take(pa.array(row)) for k in keys}, PANE: pa.array(w, pa.int64())})
         ids, n, head = group_ids(pairs, [*keys, PANE])
-        out = pairs.take(pa.array(head))
+        cols = {k: v.take(pa.array(head)) for k, v in zip(pairs.column_names, pairs.columns, strict=True)}
         for i, agg in enumerate(self.spec.aggs):
             parts = {k: v.take(pa.array(row)) for k, v in fields_of(table, i).items()}
-            for k, v in agg.merge(parts, ids, n).items():
-                out = out.append_column(field(i, k), v)
-        return out
+            cols.update({field(i, k): v for k, v in agg.merge(parts, ids, n).items()})
+        return pa.table(cols)
 
     def _slide(self, table: pa.Table, kid: np.ndarray, ops: list[dict[str, str]]) -> pa.Table:
         fields = []
@@ -373,8 +385,7 @@ class TimeEngine:
         """For each merged window (group, w): did a row of this batch count
         in it? `touched`: (group, pane, `WMIN`) rows of this batch."""
         keys = list(self.spec.group_by)
-        both = concat([merged.select(keys), touched.select(keys)])
-        gid, _, _ = group_ids(both, keys)
+        gid, _ = _joint_ids(merged, touched, keys)
         q = ints(touched, PANE)
         lo, hi = ints(touched, WMIN), self.g.last_window(q)
         count = np.maximum(hi - lo + 1, 0)

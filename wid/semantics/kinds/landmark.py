@@ -39,27 +39,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from wid.semantics.geometry import LandmarkGeometry, landmark_geometry
 from wid.semantics.kinds.base import KindSemantics, allowed_us
-from wid.semantics.kinds.time import bucketed
-from wid.semantics.rows import TS, Group, window_head, window_row
+from wid.semantics.kinds.time import bucketed, head
+from wid.semantics.rows import TS, Group, window_row
 from wid.semantics.stream_types import Accepted, Admission, Emission
-from wid.semantics.timeunits import ms_to_us
-from wid.semantics.windowing import Landmark
 from wid.spec.window import Window
 
 
 class LandmarkSemantics(KindSemantics):
     name = "landmark"
 
-    def geometry(self, w: Window) -> Landmark:
-        """The windows of `w`, in microseconds (`wid.semantics.windowing`)."""
-        return Landmark(ms_to_us(w.hop_ms or 0), ms_to_us(w.landmark_ms or 0),
-                        None if w.max_duration_ms is None else ms_to_us(w.max_duration_ms))
+    def geometry(self, w: Window) -> LandmarkGeometry:
+        """The windows of `w`, in microseconds (`wid.semantics.geometry`)."""
+        return landmark_geometry(w)
 
     def evaluate(self, good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
         g = self.geometry(w)
         last = max((g.pane(r[TS]) for r in good), default=0)
-        return bucketed(good, w, lambda ts: g.wids(ts, last), g.bounds)
+        return bucketed(good, w, lambda ts: g.wids(ts, last), g)
 
     def rules(self, w: Window) -> LandmarkRules:
         return LandmarkRules(w, self.geometry(w))
@@ -68,7 +66,7 @@ class LandmarkSemantics(KindSemantics):
 class LandmarkRules:
     """`wid.semantics.stream_types.StreamRules` of landmark windows."""
 
-    def __init__(self, w: Window, geometry: Landmark) -> None:
+    def __init__(self, w: Window, geometry: LandmarkGeometry) -> None:
         self.w, self.assigner, self.allowed = w, geometry, allowed_us(w)
 
     def _end(self, window_id: int) -> int:
@@ -86,14 +84,11 @@ class LandmarkRules:
             return None
         if closed is None:
             return Admission(first_window=q)
-        return Admission(first_window=max(q, (closed - self.allowed - self.assigner.landmark_us)
-                                          // self.assigner.hop_us))
+        return Admission(first_window=max(q, self.assigner.pane(closed - self.allowed)))
 
     def _closed_range(self, closed: int | None) -> int | None:
         """The last window whose end is at or before `closed` (None: none is)."""
-        if closed is None:
-            return None
-        return (closed - self.assigner.landmark_us) // self.assigner.hop_us - 1
+        return None if closed is None else int(self.assigner.closed_upto(closed))
 
     def _windows(self, members: Sequence[Accepted], index: int, prev: int | None, now: int | None) -> set[int]:
         """The windows of one group to emit after batch `index`."""
@@ -118,9 +113,11 @@ class LandmarkRules:
         w = self.w
         out = []
         for window_id in sorted(self._windows(members, index, prev, now)):
+            if not self.assigner.exists(window_id):
+                continue
             extent = [a.row for a in members if a.first_window <= window_id <= self._last(a)]
-            start, end = self.assigner.bounds(window_id)
-            out.append(Emission(window_row(w, window_head(w, start, end, key), extent),
+            end = self.assigner.end(window_id)
+            out.append(Emission(window_row(w, head(w, self.assigner, window_id, key), extent),
                                 final=now is not None and end <= now))
         return out
 

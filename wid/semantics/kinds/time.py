@@ -18,39 +18,52 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from wid.semantics.calendar_windows import CalendarHopping, CalendarLandmark
+from wid.semantics.geometry import TimeGeometry, time_geometry
 from wid.semantics.kinds.base import KindSemantics, allowed_us
 from wid.semantics.rows import TS, Group, Row, key_of, window_head, window_row
 from wid.semantics.stream_types import Accepted, Admission, Emission
-from wid.semantics.timeunits import ms_to_us
-from wid.semantics.windowing import Hopping, Tumbling
+from wid.semantics.windowing import Hopping, Landmark
 from wid.spec.window import Window
+
+Geometry = Hopping | CalendarHopping | Landmark | CalendarLandmark
 
 
 def bucketed(good: list[dict[str, Any]], w: Window, wids: Callable[[int], Iterable[int]],
-             bounds: Callable[[int], tuple[int, int]]) -> list[dict[str, Any]]:
+             g: Geometry) -> list[dict[str, Any]]:
     """One output row per (window, group) holding rows: each row goes to the
-    windows `wids` gives for its time, a window's bounds are `bounds`."""
+    windows `wids` gives for its time; a window's bounds, whether it is
+    output (`exists`) and its label are the geometry `g`'s."""
     buckets: dict[tuple[Any, ...], list[Row]] = defaultdict(list)
     for r in good:
         for window_id in wids(r[TS]):
             buckets[(window_id, *key_of(r, w.group_by))].append(r)
     out = []
     for (window_id, *keys), extent in buckets.items():
-        start, end = bounds(window_id)
-        out.append(window_row(w, window_head(w, start, end, tuple(keys)), extent))
+        if g.exists(window_id):
+            out.append(window_row(w, head(w, g, window_id, tuple(keys)), extent))
     return out
+
+
+def head(w: Window, g: Geometry, window_id: int, keys: Group) -> dict[str, Any]:
+    """The window and group columns of window `window_id` of geometry `g`."""
+    start, end = g.bounds(window_id)
+    label = None
+    if w.window_label_column is not None and isinstance(g, CalendarHopping | CalendarLandmark):
+        label = g.name(window_id)
+    return window_head(w, start, end, keys, label)
 
 
 class TimeWindows(KindSemantics):
     """A time window kind whose windows come from a `geometry`."""
 
-    def geometry(self, w: Window) -> Tumbling | Hopping:
-        """The windows of `w`, in microseconds (`wid.semantics.windowing`)."""
-        raise NotImplementedError
+    def geometry(self, w: Window) -> TimeGeometry:
+        """The windows of `w`, in microseconds (`wid.semantics.geometry`)."""
+        return time_geometry(w)
 
     def evaluate(self, good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
         g = self.geometry(w)
-        return bucketed(good, w, g.wids, g.bounds)
+        return bucketed(good, w, g.wids, g)
 
     def rules(self, w: Window) -> TimeRules:
         return TimeRules(w, self.geometry(w))
@@ -59,21 +72,15 @@ class TimeWindows(KindSemantics):
 class TumblingSemantics(TimeWindows):
     name = "tumbling"
 
-    def geometry(self, w: Window) -> Tumbling:
-        return Tumbling(ms_to_us(w.duration_ms or 0), ms_to_us(w.origin_ms))
-
 
 class HoppingSemantics(TimeWindows):
     name = "hopping"
-
-    def geometry(self, w: Window) -> Hopping:
-        return Hopping(ms_to_us(w.duration_ms or 0), ms_to_us(w.hop_ms or 0), ms_to_us(w.origin_ms))
 
 
 class TimeRules:
     """`wid.semantics.stream_types.StreamRules` of tumbling and hopping windows."""
 
-    def __init__(self, w: Window, geometry: Tumbling | Hopping) -> None:
+    def __init__(self, w: Window, geometry: TimeGeometry) -> None:
         self.w, self.geometry, self.allowed = w, geometry, allowed_us(w)
 
     def admit(self, ts: int, closed: int | None) -> Admission | None:
@@ -91,14 +98,16 @@ class TimeRules:
                 extents[window_id].append(a)
         out = []
         for window_id in sorted(extents):
-            start, end = self.geometry.bounds(window_id)
+            if not self.geometry.exists(window_id):
+                continue
+            end = self.geometry.bounds(window_id)[1]
             touched = any(a.batch == index for a in extents[window_id])
             closes = now is not None and end <= now and (prev is None or end > prev)
             closed = now is not None and end <= now
             if closes or (closed and touched) or (touched and self.w.emit == "on_update"):
-                row = window_row(self.w, window_head(self.w, start, end, key), [a.row for a in extents[window_id]])
+                row = window_row(self.w, head(self.w, self.geometry, window_id, key), [a.row for a in extents[window_id]])
                 out.append(Emission(row, final=closed))
         return out
 
 
-__all__ = ["HoppingSemantics", "TimeRules", "TimeWindows", "TumblingSemantics", "bucketed"]
+__all__ = ["Geometry", "HoppingSemantics", "TimeRules", "TimeWindows", "TumblingSemantics", "bucketed", "head"]

@@ -12,6 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from pyspark.sql import Column
+
+from wid.spark.columns import Exact
 from wid.spark.execution import Execution, Planned
 from wid.spark.plan_context import Ctx
 from wid.spec.window import Window
@@ -42,6 +45,10 @@ class KindPlan:
         """The input columns the operator's rows carry for the kind beyond
         its keys and aggregation inputs."""
         return []
+
+    def label(self, w: Window, start_us: Exact, end_us: Exact) -> Column | None:
+        """The window's label column from its bounds (`Window.window_label_column`), or None."""
+        return None
 
     def active_windows(self, w: Window) -> int | None:
         """Windows a stream keeps open at once per group (None: unbounded)."""

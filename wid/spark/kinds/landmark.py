@@ -6,8 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pyspark.sql import Column
+
 from wid.kernels.operator.layout import LandmarkShape
+from wid.semantics.calendar_windows import CalendarLandmark
+from wid.semantics.geometry import landmark_geometry
+from wid.semantics.windowing import Landmark
 from wid.spark import time_windows
+from wid.spark.columns import Exact
 from wid.spark.execution import Execution, Planned
 from wid.spark.kinds.base import US, KindPlan, late_ms
 from wid.spark.plan_context import Ctx
@@ -24,18 +30,24 @@ class LandmarkPlan(KindPlan):
         return time_windows.outline_landmark(w, setting)
 
     def operator_fields(self, w: Window, columns: Sequence[str], unordered: Sequence[str]) -> dict[str, Any]:
-        return {"landmark": LandmarkShape((w.landmark_ms or 0) * US, (w.hop_ms or 0) * US,
-                                          None if w.max_duration_ms is None else w.max_duration_ms * US)}
+        geo = landmark_geometry(w)
+        if isinstance(geo, CalendarLandmark):
+            return {"landmark": LandmarkShape(geo.landmark_us, 0, None, geo)}
+        return {"landmark": LandmarkShape(geo.landmark_us, geo.hop_us, geo.max_duration_us)}
+
+    def label(self, w: Window, start_us: Exact, end_us: Exact) -> Column | None:
+        return time_windows.label(w, landmark_geometry(w), end_us - 1)
 
     def active_windows(self, w: Window) -> int | None:
-        if not w.max_duration_ms:
+        geo = landmark_geometry(w)
+        if geo.slots is None:
             return None
-        hop = w.hop_ms or 1
-        return w.max_duration_ms // hop + -(-late_ms(w) // hop)
+        shortest_hop = geo.hop_us if isinstance(geo, Landmark) else geo.units.shortest_us * geo.per
+        return geo.slots + -(-late_ms(w) * US // shortest_hop)
 
     def warnings(self, w: Window, target_kind: str | None) -> list[str]:
         return ["rows before landmark_ms go to the dead letter" + (
-            "" if w.max_duration_ms else "; in batch, windows run up to the latest event time")]
+            "" if landmark_geometry(w).slots is not None else "; in batch, windows run up to the latest event time")]
 
 
 __all__ = ["LandmarkPlan"]

@@ -7,8 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pyspark.sql import Column
+
+from wid.semantics.geometry import TimeGeometry, time_geometry
 from wid.semantics.windowing import Hopping
 from wid.spark import time_windows
+from wid.spark.columns import Exact
 from wid.spark.execution import Execution, Planned
 from wid.spark.kinds.base import US, KindPlan, late_ms
 from wid.spark.plan_context import Ctx
@@ -16,19 +20,23 @@ from wid.spec.window import Window
 
 
 class TimeWindowsPlan(KindPlan):
-    """A kind of time windows of a fixed duration and hop."""
+    """A kind of time windows of a duration and hop, fixed or on a calendar."""
 
-    def geometry(self, w: Window) -> Hopping:
+    def geometry(self, w: Window) -> TimeGeometry:
         """`w`'s windows in microseconds (tumbling: hop = duration)."""
-        d = (w.duration_ms or 0) * US
-        return Hopping(d, (w.hop_ms or w.duration_ms or 0) * US, w.origin_ms * US)
+        return time_geometry(w)
 
     def operator_fields(self, w: Window, columns: Sequence[str], unordered: Sequence[str]) -> dict[str, Any]:
         return {"geometry": self.geometry(w)}
 
+    def label(self, w: Window, start_us: Exact, end_us: Exact) -> Column | None:
+        return time_windows.label(w, self.geometry(w), start_us)
+
     def active_windows(self, w: Window) -> int | None:
         g = self.geometry(w)
-        return -(-(g.duration_us + late_ms(w) * US) // g.hop_us)
+        if isinstance(g, Hopping):
+            return -(-(g.duration_us + late_ms(w) * US) // g.hop_us)
+        return g.panes.length // g.panes.hop + -(-late_ms(w) * US // (g.units.shortest_us * g.per * g.panes.hop))
 
 
 class TumblingPlan(TimeWindowsPlan):
@@ -38,7 +46,7 @@ class TumblingPlan(TimeWindowsPlan):
         return time_windows.tumbling(ctx)
 
     def outline(self, w: Window, setting: str) -> Execution:
-        return time_windows.TUMBLING
+        return time_windows.outline_tumbling(w)
 
 
 class HoppingPlan(TimeWindowsPlan):

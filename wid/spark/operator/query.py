@@ -40,7 +40,7 @@ from wid.kernels.tables import CLOCK, FILE, ORIGINAL, PTIME, PUNCT, ROW_JSON, SR
 from wid.kernels.tables import REASON as REASON_COLUMN
 from wid.kernels.vector_aggregates import vector_agg
 from wid.semantics.watermark import PARTITION_BITS
-from wid.spark.columns import PREFIX, REASON, as_wall_clock, sql, timestamp_us
+from wid.spark.columns import PREFIX, REASON, as_wall_clock, exact, sql, timestamp_us
 from wid.spark.compat import arrow_schema
 from wid.spark.kinds import plan_of
 from wid.spark.operator import processor as processor_module
@@ -285,8 +285,9 @@ def windows_of(rows: DataFrame, window: Window, wall_clock: bool = False) -> Dat
     if window.definition.row_windows:
         return windows.select(*[c for c in rows.columns if not c.startswith(PREFIX)], *extra)
     window_id = F.col(window.window_id_column) if window.definition.numbered else None
-    out = assemble(windows, window, F.col(START), F.col(END), window_id=window_id, extra=extra)
-    return as_wall_clock(out, window.output_prefix[:2]) if wall_clock else out
+    out = assemble(windows, window, F.col(START), F.col(END), window_id=window_id, extra=extra,
+                   label=plan_of(window).label(window, exact(START), exact(END)))
+    return as_wall_clock(out, window.output_prefix[:2], window.time_zone) if wall_clock else out
 
 
 def retractions_of(rows: DataFrame, window: Window, wall_clock: bool = False) -> DataFrame:
@@ -295,7 +296,7 @@ def retractions_of(rows: DataFrame, window: Window, wall_clock: bool = False) ->
     session, or took an earlier start)."""
     out = rows.where(F.col(KIND) == RETRACTION_ROW).select(timestamp_us(F.col(START)).alias(window.window_start_column),
                                                 *window.group_by)
-    return as_wall_clock(out, (window.window_start_column,)) if wall_clock else out
+    return as_wall_clock(out, (window.window_start_column,), window.time_zone) if wall_clock else out
 
 
 def late_rows_of(rows: DataFrame) -> DataFrame:

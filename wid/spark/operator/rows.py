@@ -28,6 +28,15 @@ from wid.kernels.operator.output import (
     STATS,
     WINDOW_ROW,
 )
+from wid.kernels.tables import REASON, ROW_JSON
+
+
+def first_rejected() -> Column:
+    """The first row rejected as bad input among the operator's output
+    rows, as a struct of its ``reason`` and ``row_json`` (NULL when none
+    was): an aggregate Column, for an observation."""
+    rejected = F.struct(F.col(REASON).alias("reason"), F.col(ROW_JSON).alias("row_json"))
+    return F.first(F.when(of_kind(REJECTED_ROW), rejected), ignorenulls=True)
 
 
 def of_kind(kind: str) -> Column:
@@ -70,4 +79,4 @@ def shard_counts(stats: Iterable[str]) -> ShardCounts:
 
 
 __all__ = ["COUNTS_ROW", "KIND", "LATE_ROW", "REJECTED_ROW", "RETRACTION_ROW", "STATS", "WINDOW_ROW", "ShardCounts",
-           "of_kind", "shard_counts"]
+           "first_rejected", "of_kind", "shard_counts"]

@@ -57,7 +57,8 @@ class Kind:
         """The window columns before the group columns in the output."""
         if self.row_windows:
             return ()
-        return (w.window_start_column, w.window_end_column, *((w.window_id_column,) if self.numbered else ()))
+        label = (w.window_label_column,) if w.window_label_column is not None else ()
+        return (w.window_start_column, w.window_end_column, *label, *((w.window_id_column,) if self.numbered else ()))
 
     def closing_columns(self, w: Window) -> tuple[str, ...]:
         """The columns a closing point applies per (`closing_field`'s)."""
