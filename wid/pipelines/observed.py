@@ -50,11 +50,11 @@ def rejected_sample(progress: Any) -> tuple[str, str] | None:
     """The first row a micro-batch rejected as bad input, (reason, row
     JSON), from its `progress`; None when it rejected none."""
     found = (_fields(progress) or {}).get("rejected")
-    if not found:
+    if isinstance(found, dict):  # a Row's fields, or a Connect client's JSON form: {"values": ..., "schema": ...}
+        found = found["values"] if "values" in found else [found.get("reason"), found.get("row_json")]
+    if not found or found[0] is None:
         return None
-    if isinstance(found, dict):
-        return str(found["reason"]), str(found["row_json"])
-    return str(found[0]), str(found[1])  # a Connect client's JSON form: the struct's values
+    return str(found[0]), str(found[1])
 
 
 def observation(progress: Any) -> tuple[list[str], int]:
