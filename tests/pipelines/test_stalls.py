@@ -1,5 +1,7 @@
-"""A stream whose micro-batch cannot finish: a Kafka source on a port where
-no broker listens. The run says so while it waits (the micro-batch, Spark's
+"""A stream whose micro-batch cannot finish: a Kafka source whose broker
+stops answering after the check before Spark starts passed (here: no
+broker listens, and that check, `wid.io.kafka_probe`, tested in
+tests/test_environment.py, is passed over). The run says so while it waits (the micro-batch, Spark's
 own status message, the brokers); one Ctrl-C waits for that micro-batch,
 a second one stops the stream at once, nothing committed.
 
@@ -16,6 +18,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.fixtures import pipeline_toml
 from tools.services import free_port
@@ -36,8 +40,10 @@ def kafka_pipeline(root: Path, port: int) -> Any:
     return loads_pipeline(text + '\n[stream]\ntrigger = "1 second"\n', base_dir=str(root))
 
 
-def test_a_stalled_micro_batch_is_named_and_a_second_ctrl_c_stops_it(spark: Any, tmp_path: Path) -> None:
+def test_a_stalled_micro_batch_is_named_and_a_second_ctrl_c_stops_it(spark: Any, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     port = free_port()  # nothing listens there
+    monkeypatch.setattr("wid.pipelines.run.check_before_spark", lambda spec: None)  # the broker went after it
     spec = kafka_pipeline(tmp_path, port)
     assert spec.sources[0].format == "kafka"
     notices: list[str] = []
