@@ -10,6 +10,15 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+COUNT_AND_SUM = """[[transform.window.aggregations]]
+agg = "count"
+as = "n"
+
+[[transform.window.aggregations]]
+agg = "sum"
+column = "v"
+as = "total"
+"""  # count and sum of v per window, as TOML aggregation tables
 PIPELINE = """
 name = "{name}"
 
@@ -29,15 +38,7 @@ group_by = ["k"]
 lateness_ms = 5000
 max_groups_per_window = {cap}
 
-[[transform.window.aggregations]]
-agg = "count"
-as = "n"
-
-[[transform.window.aggregations]]
-agg = "sum"
-column = "v"
-as = "total"
-
+""" + COUNT_AND_SUM + """
 [spark]
 master = "local[2]"
 conf = {{ "spark.sql.shuffle.partitions" = "2", "spark.ui.enabled" = "false" }}

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.crash_harness import killed_when
+from tests.fixtures import COUNT_AND_SUM
 from tests.kafka_check import (
     Kafka,
     Message,
@@ -79,15 +80,7 @@ group_by = ["k"]
 lateness_ms = 3000
 max_groups_per_window = 100
 
-[[transform.window.aggregations]]
-agg = "count"
-as = "n"
-
-[[transform.window.aggregations]]
-agg = "sum"
-column = "v"
-as = "total"
-
+""" + COUNT_AND_SUM + """
 [stream]
 checkpoint = "ck"
 

@@ -46,6 +46,7 @@ from benchmarks.scenarios.kafka import (
     produce_events,
     produce_paced,
 )
+from tests.fixtures import COUNT_AND_SUM
 
 DELIVERIES = ("at-least-once", "exactly-once")
 PER_BATCH_SHARE = 10  # micro-batches a throughput run reads the topic in
@@ -67,15 +68,7 @@ group_by = ["k"]
 late_data = "dlq"
 max_groups_per_window = 2000
 
-[[transform.window.aggregations]]
-agg = "count"
-as = "n"
-
-[[transform.window.aggregations]]
-agg = "sum"
-column = "v"
-as = "total"
-
+""" + COUNT_AND_SUM + """
 [stream]
 trigger = "available-now"
 checkpoint = "{checkpoint}"

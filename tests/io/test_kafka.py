@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.fixtures import COUNT_AND_SUM
 from tests.kafka_check import Kafka, Produced, micro_batches, offset_log, produce_rows
 from tests.sink_check import assert_same_rows, folded, read_table
 from wid import run_pipeline
@@ -43,15 +44,7 @@ lateness_ms = 2000
 late_data = "dlq"
 max_groups_per_window = 100
 
-[[transform.window.aggregations]]
-agg = "count"
-as = "n"
-
-[[transform.window.aggregations]]
-agg = "sum"
-column = "v"
-as = "total"
-
+""" + COUNT_AND_SUM + """
 [stream]
 checkpoint = "ck"
 

@@ -25,6 +25,7 @@ import pyspark
 import pytest
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 
+from tests.fixtures import COUNT_AND_SUM
 from tests.kafka_check import Kafka, Message
 from wid.errors import ConfigError
 from wid.semantics import evaluate, reasons
@@ -50,15 +51,7 @@ lateness_ms = 5000
 emit = "on_update"
 max_groups_per_window = 10
 
-[[transform.window.aggregations]]
-agg = "count"
-as = "n"
-
-[[transform.window.aggregations]]
-agg = "sum"
-column = "v"
-as = "total"
-
+""" + COUNT_AND_SUM + """
 [stream]
 trigger = "real-time"
 checkpoint = "ck"
