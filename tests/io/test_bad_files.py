@@ -147,6 +147,21 @@ def test_parquet_strings_read_as_numbers(spark: Any, tmp_path: Path) -> None:
     both(spark, tmp_path, "parquet", "k STRING, ts TIMESTAMP, v STRING", want, rows_in=3)
 
 
+def test_parquet_strings_are_judged_on_their_bytes(spark: Any, tmp_path: Path) -> None:
+    # Parquet strings are bytes another writer may not have checked (Spark reads them unchecked): a row
+    # whose strings are not UTF-8 is malformed, U+FFFD in valid UTF-8 is data
+    (tmp_path / "in").mkdir()
+    raw = pa.array([b"ok\xef\xbf\xbd", b"bad\xff"], pa.binary())
+    keys = pa.Array.from_buffers(pa.string(), len(raw), raw.buffers())  # no check, as a foreign writer
+    ts = pa.array([10_000_000, 20_000_000], pa.timestamp("us", "UTC"))
+    pq.write_table(pa.table({"k": keys, "ts": ts, "v": [1.0, 2.0]}), tmp_path / "in" / "a.parquet")
+    row = {"k": "bad\ufffd", "ts": "1970-01-01T00:00:20.000000Z", "v": 2.0}
+    want = Counter({(MALFORMED, json.dumps(row), "a.parquet"): 1})
+    both(spark, tmp_path, "parquet", "k STRING, ts TIMESTAMP, v DOUBLE", want, rows_in=2)
+    with closing(sqlite3.connect(tmp_path / "batch.sqlite")) as con:
+        assert sorted(con.execute("SELECT k, n FROM windows")) == [("ok\ufffd", 1)]
+
+
 def test_csv_without_a_schema_rejects_values_that_are_not_numbers(spark: Any, tmp_path: Path) -> None:
     # Spark infers v as a string (one value is not a number): the row that is not goes to the dead letter
     (tmp_path / "in").mkdir()

@@ -237,3 +237,25 @@ def test_text_event_times_follow_one_rule_whatever_the_session_zone(spark: Any, 
     assert [(s.astimezone(UTC), n) for s, n in got] == [(epoch + timedelta(microseconds=r["window_start"]), r["n"])
                                                         for r in want.rows]
     assert [r["reason"] for r in result.dead_letter.collect()] == [d.reason for d in want.dead_letter]
+
+
+@pytest.mark.parametrize("session_zone", ["UTC", "Asia/Tokyo"])
+def test_a_new_york_day_is_written_as_its_instants_under_any_session_zone(spark: Any, tmp_path: Path,
+                                                                          session_zone: str) -> None:
+    # the 23-hour day of 10 March 2013 in New York is [05:00Z, 04:00Z next day), under Tokyo's session too
+    from zoneinfo import ZoneInfo
+
+    spark.conf.set(ZONE_KEY, session_zone)
+    try:
+        day = Window(kind="tumbling", duration="1 day", time_zone="America/New_York", event_time_column="ts",
+                     group_by=("k",), aggregations=N)
+        df = spark.createDataFrame([("a", "2013-03-10T12:00:00Z", 1.0), ("a", "2013-03-11T03:59:59Z", 2.0)],
+                                   "k STRING, ts STRING, v DOUBLE")
+        write_sqlite(wid.aggregate(df, day), str(tmp_path / "o.sqlite"), "d", ["window_start", "k"])
+    finally:
+        spark.conf.set(ZONE_KEY, "UTC")
+    new_york = ZoneInfo("America/New_York")
+    start, end = datetime(2013, 3, 10, tzinfo=new_york), datetime(2013, 3, 11, tzinfo=new_york)
+    held = read_table(str(tmp_path / "o.sqlite"), "d")
+    assert [(r["window_start"], r["window_end"], r["n"]) for r in held] == [
+        (iso(datetime_to_us(start)), iso(datetime_to_us(end)), 2)]
