@@ -68,15 +68,18 @@ def local_cores(master: str) -> int | None:
     return (os.cpu_count() or 1) if n == "*" else int(n)
 
 
-# Attempts a task gets on a local master wid starts: Spark's default on a cluster
-# (``spark.task.maxFailures``), which a local master ignores: there only ``local[N,F]`` retries.
-LOCAL_TASK_ATTEMPTS = 4
+# Attempts a task gets on a local master wid starts. A local master ignores ``spark.task.maxFailures``
+# (4 on a cluster): only ``local[N,F]`` retries. One retry: every attempt runs on the same machine, so
+# a cause that outlasts one (load) is as likely to fail a third, while a deterministic error (a file of
+# another schema) would wait for every attempt, and a transient failure of the last one would be the
+# error reported in its place.
+LOCAL_TASK_ATTEMPTS = 2
 
 
 def with_task_retries(master: str) -> str:
     """`master` with `LOCAL_TASK_ATTEMPTS` attempts per task when it is a
     ``local``, ``local[N]`` or ``local[*]`` master that names none
-    (``local[2]`` becomes ``local[2,4]``); any other master as it is. A
+    (``local[2]`` becomes ``local[2,2]``); any other master as it is. A
     local master otherwise fails a job, and so a stream, at a task's first
     failure, such as a Python worker that did not connect back on a loaded
     machine, which a cluster would have retried."""
