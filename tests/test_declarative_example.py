@@ -120,13 +120,6 @@ def project(root: Path) -> Path:
     return spec
 
 
-def spark_pipelines(url: str, command: str, spec: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PATH": f"{SPARK_PIPELINES.parent}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PYSPARK_PYTHON": sys.executable}
-    return subprocess.run([str(SPARK_PIPELINES), "--remote", url, command, "--spec", str(spec)], cwd=spec.parent,
-                          env=env, capture_output=True, text=True, timeout=900)
-
-
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     from examples.flights_stream import land
@@ -139,9 +132,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
                                          python=os.environ.get("PYSPARK_PYTHON", sys.executable),
                                          conf={"spark.sql.warehouse.dir": str(root / "warehouse")})
     try:
-        dry = spark_pipelines(server.url, "dry-run", spec)
+        dry = spark_servers.spark_pipelines(server.url, "dry-run", spec)
         left = sorted(str(p.relative_to(root)) for d in ("storage", "warehouse") for p in (root / d).rglob("*"))
-        done = spark_pipelines(server.url, "run", spec)
+        done = spark_servers.spark_pipelines(server.url, "run", spec)
     finally:
         spark_servers.stop(server)
     yield Run(root, files, dry, left, done)

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Literal
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from wid.errors import ConfigError, MissingDependencyError
@@ -230,13 +230,13 @@ def _stream(dp: ModuleType, name: str, compiled: Compiled, stage: StreamStage, f
 
 
 def _stream_accounting(rows: DataFrame) -> DataFrame:
-    """The operator's counts (`counts_of`) in the `ACCOUNTING` columns."""
-    c = counts_of(rows)
-    return c.select(F.timestamp_millis("batch_ms").alias("batch_time"),
-                    (F.col("rows") + F.col("rejected")).alias("rows_in"), F.col("rejected").alias("rows_rejected"),
-                    F.col("late_dropped").alias("rows_late_dropped"), F.col("late_dlq").alias("rows_late_dlq"),
-                    F.col("aggregated").alias("rows_aggregated"), "punctuations",
-                    F.timestamp_micros("watermark_us").alias("watermark"))
+    """The operator's counts (`counts_of`, one row per shard and
+    micro-batch) in the `ACCOUNTING` columns."""
+    return _accounting(counts_of(rows), {
+        "batch_time": F.timestamp_millis("batch_ms"), "rows_in": F.col("rows") + F.col("rejected"),
+        "rows_rejected": F.col("rejected"), "rows_late_dropped": F.col("late_dropped"),
+        "rows_late_dlq": F.col("late_dlq"), "rows_aggregated": F.col("aggregated"),
+        "punctuations": F.col("punctuations"), "watermark": F.timestamp_micros("watermark_us")})
 
 
 def _batch_accounting(compiled: Compiled) -> DataFrame:
@@ -245,15 +245,21 @@ def _batch_accounting(compiled: Compiled) -> DataFrame:
     if compiled.prepared is None:
         raise ValueError("a batch stage has its prepared rows (wid.spark.compile)")
     n, rejected = F.count(F.lit(1)), F.count(REASON)
-    counts = compiled.prepared.agg(n.alias("rows_in"), rejected.alias("rows_rejected"),
-                                   (n - rejected).alias("rows_aggregated"))
+    counts = compiled.prepared.agg(n.alias("rows_in"), rejected.alias("rejected"))
     marks = compiled.punctuations
     counts = counts.crossJoin(marks.agg(F.count(F.lit(1)).alias("punctuations"))) if marks is not None else \
         counts.withColumn("punctuations", F.lit(0).cast("long"))
     zero = F.lit(0).cast("long")
-    return counts.select(F.current_timestamp().alias("batch_time"), "rows_in", "rows_rejected",
-                         zero.alias("rows_late_dropped"), zero.alias("rows_late_dlq"), "rows_aggregated",
-                         "punctuations", F.lit(None).cast("timestamp").alias("watermark"))
+    return _accounting(counts, {
+        "batch_time": F.current_timestamp(), "rows_in": F.col("rows_in"), "rows_rejected": F.col("rejected"),
+        "rows_late_dropped": zero, "rows_late_dlq": zero, "rows_aggregated": F.col("rows_in") - F.col("rejected"),
+        "punctuations": F.col("punctuations"), "watermark": F.lit(None).cast("timestamp")})
+
+
+def _accounting(counts: DataFrame, values: dict[str, Column]) -> DataFrame:
+    """`counts` projected to the `ACCOUNTING` columns, each from `values`
+    (two timestamps, the counts BIGINT), in order."""
+    return counts.select(*[values[n].alias(n) for n in ACCOUNTING])
 
 
 __all__ = ["ACCOUNTING", "Datasets", "Form", "check_sink", "form_of", "window_datasets"]
