@@ -60,6 +60,7 @@ from wid.spark.prepare import (
 from wid.spark.shipping import ship
 from wid.spark.source_files import source_file
 from wid.spec.pipeline import KAFKA_PARTITION, KAFKA_TOPIC
+from wid.spec.time_text import ROW_JSON_OPTIONS
 from wid.spec.window import FINAL_COLUMN, Window
 
 US = 1000
@@ -328,7 +329,7 @@ def late_rows_of(rows: DataFrame, columns: Sequence[str] | None = None) -> DataF
     late = rows.where(F.col(KIND) == LATE_ROW)
     return late.select(F.col(REASON_COLUMN).alias("reason"), F.col(SRC).alias("source"),
                        F.col(FILE).alias("source_file"),
-                       F.to_json(F.struct(*originals), {"ignoreNullFields": "false"}).alias("row_json"))
+                       F.to_json(F.struct(*originals), ROW_JSON_OPTIONS).alias("row_json"))
 
 
 def rejected_rows_of(rows: DataFrame) -> DataFrame:
