@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 
 from wid.errors import WidError
 from wid.io import dead_letter, sinks
-from wid.pipelines import definition
+from wid.pipelines import definition, history
 from wid.pipelines.checkpoint import remove_stale_temp_files
 from wid.pipelines.follow import STALL_NOTICE_S, StallWatch, follow, interrupts, kafka_brokers
 from wid.pipelines.metrics import Metrics
@@ -159,7 +159,9 @@ def _run_stream(spec: Spec, compiled: Compiled, report: Report, on_progress: Cal
 
     def tally_of(progress: Any) -> BatchTally:
         caches.update(cache_dirs(observation(progress)[0]))
-        return batch_tally(progress, report)
+        found = batch_tally(progress, report)
+        history.append(report.checkpoint, found)
+        return found
     query = stream_query.start(observed(compiled.stream.rows), report.checkpoint, stream_writer(spec, compiled),
                                spec.stream.spark_trigger(), name=f"wid-{spec.name}")
     try:
