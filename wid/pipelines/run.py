@@ -20,9 +20,10 @@ from wid.pipelines.follow import STALL_NOTICE_S, StallWatch, follow, interrupts,
 from wid.pipelines.metrics import Metrics
 from wid.pipelines.observed import observation, observed, rejected_sample
 from wid.pipelines.read import check_before_spark, checkpoint_of, compile_pipeline, session_for
-from wid.pipelines.rejections import DEFAULT_SHARE, over
+from wid.pipelines import rejections
+from wid.pipelines.rejections import DEFAULT_SHARE, Rejections, over
 from wid.pipelines.report import BatchTally, Report, tally
-from wid.pipelines.write import start_real_time, stream_writer, write_batch
+from wid.pipelines.write import start_real_time, stream_writer, time_column, write_batch
 from wid.spark import stream_query
 from wid.spark.columns import REASON
 from wid.spark.compile import Compiled
@@ -40,7 +41,7 @@ Spec = PipelineSpec | JoinPipelineSpec
 def run(spec: Spec, spark: SparkSession | None = None, *, step: Callable[[str], Any] = lambda _: None,
         on_progress: Callable[[BatchTally], None] = lambda _: None, metrics: Metrics | None = None,
         on_notice: Callable[[str], None] = LOG.info, stall_notice_s: float = STALL_NOTICE_S,
-        rejected_share: float = DEFAULT_SHARE) -> Report:
+        rejected_share: float = DEFAULT_SHARE, strict: bool = False) -> Report:
     """Run `spec` end to end and return its report: a batch pipeline once;
     a streaming one (its sources are streams) until its trigger stops it
     (available-now, once) or SIGINT does. Starts a Spark session from the
@@ -51,8 +52,11 @@ def run(spec: Spec, spark: SparkSession | None = None, *, step: Callable[[str], 
     (`wid.pipelines.follow.StallWatch`); `metrics` (if given) is kept
     current. A batch run that rejects more than `rejected_share` of its
     rows keeps its first rejected row for `Report.rejections` (a stream's
-    micro-batches always do). Raises ConfigError, MissingDependencyError,
-    StateCapError or SinkError on errors a user can fix."""
+    micro-batches always do); with `strict` such a batch, or micro-batch,
+    raises RejectedError before anything of it is written (the target's
+    write; a stream's micro-batch writes and commits nothing). Raises
+    ConfigError, MissingDependencyError, StateCapError or SinkError on
+    errors a user can fix."""
     started = time.monotonic()
     if spark is None:
         spark = session_for(spec)  # which checks what Spark will connect to first
@@ -69,21 +73,22 @@ def run(spec: Spec, spark: SparkSession | None = None, *, step: Callable[[str], 
             on_notice(line)
         _run_real_time(spec, compiled, report)
     elif compiled.stream is None:
-        _run_batch(spec, compiled, report, step, rejected_share)
+        _run_batch(spec, compiled, report, step, rejected_share, strict)
     else:
         for line in startup_notes(spec, compiled):
             on_notice(line)
         _run_stream(spec, compiled, report, on_progress, metrics, on_notice,
-                    StallWatch(on_notice, stall_notice_s, kafka_brokers(spec)))
+                    StallWatch(on_notice, stall_notice_s, kafka_brokers(spec)), rejected_share if strict else None)
     report.elapsed_s = time.monotonic() - started
     return report
 
 
 def _run_batch(spec: Spec, compiled: Compiled, report: Report, step: Callable[[str], Any],
-               rejected_share: float = DEFAULT_SHARE) -> None:
+               rejected_share: float = DEFAULT_SHARE, strict: bool = False) -> None:
     """Count the input rows by reject reason, write the outputs, and fill
     `report` (one tally, with its first rejected row when more than
-    `rejected_share` of the rows were rejected); user errors from Spark are
+    `rejected_share` of the rows were rejected; with `strict`, RejectedError
+    instead, before the first write); user errors from Spark are
     translated."""
     if compiled.prepared is None:
         raise ValueError("a batch stage has its prepared rows (wid.spark.compile)")
@@ -91,10 +96,12 @@ def _run_batch(spec: Spec, compiled: Compiled, report: Report, step: Callable[[s
     try:
         step("reading and checking rows")
         counts = reason_counts(prepared)
-        report.punctuations = compiled.punctuations.count() if compiled.punctuations is not None else 0
-        report.windows_emitted, refused = write_batch(spec, compiled, step)
         total, good = sum(counts.values()), counts.get(None, 0)
         sample = _rejected_sample(compiled) if over(total, total - good, rejected_share) else None
+        if strict and sample is not None:
+            rejections.check(Rejections(None, total, total - good, *sample), rejected_share, time_column(spec))
+        report.punctuations = compiled.punctuations.count() if compiled.punctuations is not None else 0
+        report.windows_emitted, refused = write_batch(spec, compiled, step)
     except WidError:
         raise
     except Exception as err:
@@ -134,8 +141,10 @@ def startup_notes(spec: Spec, compiled: Compiled) -> list[str]:
 
 def _run_stream(spec: Spec, compiled: Compiled, report: Report, on_progress: Callable[[BatchTally], None],
                 metrics: Metrics | None, on_notice: Callable[[str], None] = LOG.info,
-                stall: StallWatch | None = None) -> None:
-    """Start the stream with the one writer, follow it to its end, and
+                stall: StallWatch | None = None, strict_share: float | None = None) -> None:
+    """Start the stream with the one writer (failing a micro-batch that
+    rejects more than `strict_share` of its rows before it writes, when
+    given), follow it to its end, and
     count what it wrote: window rows and the shards' counts from Spark's
     observed metrics (`wid.pipelines.observed`), the rows the target
     refused from the dead letter. The operator's host-local state cache
@@ -151,7 +160,7 @@ def _run_stream(spec: Spec, compiled: Compiled, report: Report, on_progress: Cal
     def tally_of(progress: Any) -> BatchTally:
         caches.update(cache_dirs(observation(progress)[0]))
         return batch_tally(progress, report)
-    query = stream_query.start(observed(compiled.stream.rows), report.checkpoint, stream_writer(spec, compiled),
+    query = stream_query.start(observed(compiled.stream.rows), report.checkpoint, stream_writer(spec, compiled, strict_share),
                                spec.stream.spark_trigger(), name=f"wid-{spec.name}")
     try:
         follow(query, report, tally_of, metrics, on_progress, on_notice=on_notice, stall=stall)
