@@ -15,12 +15,12 @@ from pyspark.sql import functions as F
 
 from wid.errors import WidError
 from wid.io import dead_letter, sinks
+from wid.pipelines import rejections
 from wid.pipelines.checkpoint import remove_stale_temp_files
 from wid.pipelines.follow import STALL_NOTICE_S, StallWatch, follow, interrupts, kafka_brokers
 from wid.pipelines.metrics import Metrics
 from wid.pipelines.observed import observation, observed, rejected_sample
 from wid.pipelines.read import check_before_spark, checkpoint_of, compile_pipeline, session_for
-from wid.pipelines import rejections
 from wid.pipelines.rejections import DEFAULT_SHARE, Rejections, over
 from wid.pipelines.report import BatchTally, Report, tally
 from wid.pipelines.write import start_real_time, stream_writer, time_column, write_batch
