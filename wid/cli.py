@@ -109,13 +109,19 @@ class _ConsoleLog(logging.Handler):
 
 
 @app.command()
-def validate(pipeline: PipelineArg, debug: DebugOpt = False) -> None:
-    """Check a pipeline file without starting Spark: its keys and values, its local input files, and the columns
-    it names against the sources' declared schemas."""
+def validate(pipeline: PipelineArg, debug: DebugOpt = False,
+             offline: Annotated[bool, typer.Option(
+                 "--offline", help="Skip the checks that need the network: Kafka brokers and topics, PostgreSQL "
+                                   "servers and tables.")] = False) -> None:
+    """Check a pipeline file without starting Spark: its keys and values, its local input files, the columns
+    it names against the sources' declared schemas, and what `wid run` checks before Spark starts (Kafka
+    brokers and topics; PostgreSQL's driver, URL variables, server and table), each in one bounded wait."""
+    from wid.pipelines.read import check_before_spark
     from wid.spec.inputs import check_inputs
 
     spec = _guard(debug, lambda: load_pipeline(pipeline))
     _guard(debug, lambda: check_inputs(spec))
+    _guard(debug, lambda: check_before_spark(spec, network=not offline))
     if isinstance(spec, JoinPipelineSpec):
         j = spec.join.join
         say(f"ok: pipeline {spec.name}, window join {list(j.window)} ms, {len(j.metrics)} metric(s), "

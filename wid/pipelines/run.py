@@ -13,7 +13,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from wid.errors import WidError
+from wid.errors import SinkUnavailableError, WidError
 from wid.io import dead_letter, sinks
 from wid.pipelines import rejections
 from wid.pipelines.checkpoint import remove_stale_temp_files
@@ -164,6 +164,8 @@ def _run_stream(spec: Spec, compiled: Compiled, report: Report, on_progress: Cal
                                spec.stream.spark_trigger(), name=f"wid-{spec.name}")
     try:
         follow(query, report, tally_of, metrics, on_progress, on_notice=on_notice, stall=stall)
+    except SinkUnavailableError as err:  # the micro-batch was not committed
+        raise SinkUnavailableError(f"{err}; the checkpoint is intact: run again to resume") from None
     finally:
         if compiled.stream.cache_id is not None:
             drop_cache_dirs(spark, compiled.stream.cache_id, caches)
