@@ -226,3 +226,47 @@ def test_a_stream_s_stage_line_is_short() -> None:
     explained = Execution(OPERATOR, ("WID operator (200 shards, vectorised state per shard)",), WHY_OPERATOR)
     first = startup_notes(spec, SimpleNamespace(result=SimpleNamespace(explain=explained)))[0]  # type: ignore[arg-type]
     assert first == "window stage: WID operator (200 shards, vectorised state per shard)" and len(first) <= 80
+
+
+def test_in_80_columns_a_long_reject_reason_leaves_the_counts_visible() -> None:
+    # point 2 of issue 55: the first rejected row's long reason squeezed the value column to nothing, so that rows
+    # in, rejected and aggregated were invisible at 80 columns; paths were split mid-name (…/examples/p | ayments)
+    from wid.pipelines.report import BatchTally, Report
+    from wid.semantics import reasons
+
+    home = "/home/someone/projects/analytics/warehouse/wid/examples"
+    report = Report("payments", f"SQLite {home}/payments.sqlite table payments",
+                    f"SQLite {home}/payments.sqlite table dead_letter")
+    report.batches = [BatchTally(0, 10, 3, 0, 3, 0)]
+    report.rejected_by_reason = {reasons.MALFORMED: 6, reasons.NULL_EVENT_TIME: 1}
+    shown = _printed(80, lambda: cli_report.summary(report, "tumbling windows", []))
+    lines = shown.splitlines()
+    assert max(len(line) for line in lines) <= 80 and "…" not in shown, shown
+    cells = {a.strip(): b.strip() for a, b in (line.split("│")[1:3] for line in lines if line.count("│") == 3)}
+    assert (cells["rows in"], cells["rows aggregated"], cells["rows rejected (dead letter)"]) == ("10", "3", "7"), shown
+    assert cells["null event time"] == "1"  # a short reason stays in the table
+    below = shown.split("rows rejected, by reason:", 1)[1]
+    assert re.sub(r"\s+", " ", below).strip() == f"6 {reasons.MALFORMED}", shown  # a long one goes below, whole
+    rows = [line.split("│")[1:3] for line in lines if line.count("│") == 3]
+    start = next(i for i, (label, _) in enumerate(rows) if label.strip() == "results")
+    end = next(i for i, (label, _) in enumerate(rows) if label.strip() == "dead letters")
+    folded = [value.strip() for _, value in rows[start:end]]
+    assert len(folded) > 1 and "".join(folded).replace(" ", "") == report.target.replace(" ", ""), shown
+    for piece in folded[:-1]:  # each line ends at a folder's separator or between words, never inside a name
+        assert piece.endswith("/") or f"{piece} " in report.target, shown
+
+
+def test_in_80_columns_explain_wraps_between_words(tmp_path: Path) -> None:
+    # point 2 of issue 55: `wid explain` did not wrap, so the terminal broke words (noth | ing)
+    from wid.spark.explain import outline
+    from wid.spec.toml_io import load_pipeline
+
+    (tmp_path / "p.toml").write_text(pipeline_toml('kind = "hopping"\nduration_ms = 60000\nhop_ms = 10000',
+                                                   name="explained"))
+    spec = load_pipeline(tmp_path / "p.toml")
+    ex = outline(spec)
+    shown = _printed(80, lambda: cli_report.explanation(spec, ex, False, False))
+    lines = shown.splitlines()
+    assert max(len(line) for line in lines) <= 80 and len(ex.why) > 60, shown
+    words = set(re.findall(r"\S+", " ".join(line.strip() for line in lines)))
+    assert set(re.findall(r"\S+", ex.why)) <= words, shown  # each word of `why` whole on some line
