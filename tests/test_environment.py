@@ -304,5 +304,8 @@ def test_a_remote_session_without_the_connect_packages_names_the_extra(payments:
     env = {"PYTHONPATH": os.pathsep.join([str(blocked.parent), os.environ.get("PYTHONPATH", str(ROOT))])}
     done = wid(payments, "run", "--remote", f"sc://127.0.0.1:{closed_port()}", "payments.toml", env=env)
     line = one_error(done, "Spark Connect's client (grpcio >= ")
-    assert "pip install 'spark-wid[server]'" in line
+    # point 8 of issue 55: it said spark-wid[server], what a server needs; a client needs the Connect client's
+    # packages, or the thin client in place of PySpark
+    assert "pip install 'pyspark[connect]==" in line and "pip install 'spark-wid[connect]'" in line, line
+    assert "spark-wid[server]" not in line
     nothing_written(payments)
