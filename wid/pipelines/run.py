@@ -27,6 +27,7 @@ from wid.pipelines.write import start_real_time, stream_writer, time_column, wri
 from wid.spark import stream_query
 from wid.spark.columns import REASON
 from wid.spark.compile import Compiled
+from wid.spark.environment import warn_once
 from wid.spark.errors import translate
 from wid.spark.explain import GB, state_bound
 from wid.spark.operator.cache_files import cache_dirs, drop_cache_dirs
@@ -60,8 +61,10 @@ def run(spec: Spec, spark: SparkSession | None = None, *, step: Callable[[str], 
     started = time.monotonic()
     if spark is None:
         spark = session_for(spec)  # which checks what Spark will connect to first
-    elif not is_connect(spark):  # a Connect server talks to Kafka itself
-        check_before_spark(spec)
+    else:
+        warn_once(spark)  # a session of the caller's: the environment checks warn (wid run's refuse)
+        if not is_connect(spark):  # a Connect server talks to Kafka itself
+            check_before_spark(spec)
     step("compiling")
     compiled = compile_pipeline(spark, spec)
     explained = compiled.result.explain
