@@ -1,6 +1,7 @@
 """Spark's own servers on 127.0.0.1, started from the PySpark package (no
 Spark download, no Docker): a Spark Connect server, and a standalone
-cluster of one master and N workers.
+cluster of one master and N workers; and Spark Declarative Pipelines'
+``spark-pipelines`` command against a Connect server (`spark_pipelines`).
 
     python -m tools.spark_servers connect start   # prints sc://127.0.0.1:15002 once it serves
     python -m tools.spark_servers cluster start   # prints spark://127.0.0.1:7077 once the workers registered
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -98,6 +100,18 @@ def start_cluster(directory: Path, workers: int = 2, cores: int = 1, memory: str
     finally:
         (directory / "cluster.pid").write_text("".join(f"{p}\n" for p in pids))
     return Server(url, directory, tuple(pids))
+
+
+def spark_pipelines(url: str, command: str, spec: Path, timeout_s: float = 900) -> subprocess.CompletedProcess[str]:
+    """Spark Declarative Pipelines' ``spark-pipelines COMMAND --spec SPEC``
+    (``dry-run``, ``run``) from this environment's PySpark (4.1 and later),
+    against the Spark Connect server at `url`, in the spec's directory;
+    returns it finished (its output captured)."""
+    command_path = Path(sys.executable).parent / "spark-pipelines"
+    env = {**os.environ, "PATH": f"{command_path.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           "PYSPARK_PYTHON": sys.executable}
+    return subprocess.run([str(command_path), "--remote", url, command, "--spec", str(spec)], cwd=spec.parent,
+                          env=env, capture_output=True, text=True, timeout=timeout_s)
 
 
 def stop(server: Server) -> None:

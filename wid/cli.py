@@ -228,7 +228,7 @@ def _metrics(spec: Any, port: int | None) -> Any:
     fix = "give a free port from 0 to 65535 (0: any free port)"
     kind, late = (("window_join", spec.join.join.late_data) if isinstance(spec, JoinPipelineSpec)
                   else (spec.window.kind, spec.window.late_data))
-    metrics = Metrics(spec.name, kind, late, tuple(s.name for s in spec.sources))
+    metrics = Metrics(spec.name, kind, late, tuple(s.name for s in spec.sources), spec.stream.interval_s)
     try:
         metrics.serve(port)
     except ValueError:

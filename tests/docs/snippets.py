@@ -14,9 +14,12 @@ The rule, by the fence's language:
   result loaded, so every key in it is checked against the spec. With
   ``title="NAME.toml"`` the block is also written to that file in the
   page's directory, for the page's later Python blocks to read.
-- ```` ```sh ````, ```` ```text ````, ```` ```sql ````: shown, never run.
-  Shell commands install things, start servers or clusters and run
-  pipelines on data the suite does not have; write them so.
+- ```` ```sh ````, ```` ```text ````, ```` ```sql ````, ```` ```yaml ````:
+  shown, never run. Shell commands install things, start servers or
+  clusters and run pipelines on data the suite does not have; write them so.
+- A block titled with the path of a file of the repository
+  (``title="examples/..."``, any language) shows that file: its text must
+  be the file's, and it is not run here (the file runs in its own test).
 - Any other language, or a fence without one, fails the suite: no block is
   skipped by accident.
 """
@@ -34,7 +37,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ("python", "toml")
-SHOWN = ("sh", "text", "sql")
+SHOWN = ("sh", "text", "sql", "yaml")
 OUTPUT = "Output"
 _FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 
@@ -97,6 +100,13 @@ def check_languages(found: list[Block]) -> list[str]:
     """The blocks whose language is neither run nor shown: each a problem."""
     return [f"{b.where}: fence language {b.lang or '(none)'!r} is neither run ({', '.join(RUN)}) nor shown "
             f"({', '.join(SHOWN)})" for b in found if b.lang not in RUN + SHOWN]
+
+
+def shipped(block: Block) -> Path | None:
+    """The file of the repository `block` shows (its ``title`` is a path
+    from the root, with a ``/``), or None: see the module's rule."""
+    title = block.attrs.get("title", "")
+    return ROOT / title if "/" in title else None
 
 
 def is_output(block: Block) -> bool:

@@ -56,6 +56,8 @@ def test_page_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, Any] = {"__name__": "__doc__"}
     for i, block in enumerate(found):
+        if snippets.shipped(block) is not None:
+            continue  # a file of the repository, shown: test_a_block_titled_with_a_file_path_is_that_file
         if block.lang == "toml":
             version = _lakehouse_version(block)
             with monkeypatch.context() as m:
@@ -67,6 +69,15 @@ def test_page_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyP
             nxt = found[i + 1] if i + 1 < len(found) else None
             if nxt is not None and snippets.is_output(nxt):
                 assert snippets.same_output(printed, nxt.text), f"{block.where} printed:\n{printed}"
+
+
+def test_a_block_titled_with_a_file_path_is_that_file() -> None:
+    found = [b for p in PAGES for b in snippets.blocks(p) if snippets.shipped(b) is not None]
+    assert len(found) >= 3  # the declarative pipelines page shows its example project's files
+    for block in found:
+        path = snippets.shipped(block)
+        assert path is not None and path.is_file(), f"{block.where}: no file {block.attrs['title']}"
+        assert block.text == path.read_text(encoding="utf-8"), f"{block.where} differs from {path}"
 
 
 def test_a_fragment_with_an_unknown_key_is_refused(tmp_path: Path) -> None:

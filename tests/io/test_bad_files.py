@@ -93,7 +93,7 @@ def test_csv_wrong_types_short_and_long_rows_and_bad_bytes(spark: Any, tmp_path:
     (tmp_path / "in" / "a.csv").write_bytes(
         b"k,ts,v\na,2024-01-01 00:00:10,1.5\nb,2024-01-01 00:00:20,abc\nc,2024-01-01 00:00:30\n"
         b"d,2024-01-01 00:00:40,3,extra\ncaf\xe9,2024-01-01 00:00:50,2\n")
-    bad_bytes = json.dumps({"k": "caf\ufffd", "ts": "2024-01-01T00:00:50.000Z", "v": 2.0})
+    bad_bytes = json.dumps({"k": "caf\ufffd", "ts": "2024-01-01T00:00:50.000000Z", "v": 2.0})
     want = Counter({(MALFORMED, "b,2024-01-01 00:00:20,abc", "a.csv"): 1, (MALFORMED, "c,2024-01-01 00:00:30", "a.csv"): 1,
                     (MALFORMED, "d,2024-01-01 00:00:40,3,extra", "a.csv"): 1, (MALFORMED, bad_bytes, "a.csv"): 1})
     both(spark, tmp_path, "csv", "k STRING, ts TIMESTAMP, v DOUBLE", want, rows_in=5)
@@ -107,10 +107,24 @@ def test_csv_text_is_judged_on_its_bytes(spark: Any, tmp_path: Path) -> None:
     (tmp_path / "in" / "a.csv").write_bytes(
         "k,ts,v\ncafé\ufffd,2024-01-01 00:00:10,1.5\n\"naïve, ok\",2024-01-01 00:00:20,2\n".encode()
         + b"bad\xff\xfe,2024-01-01 00:00:30,3\n")
-    bad = json.dumps({"k": "bad\ufffd\ufffd", "ts": "2024-01-01T00:00:30.000Z", "v": 3.0})
+    bad = json.dumps({"k": "bad\ufffd\ufffd", "ts": "2024-01-01T00:00:30.000000Z", "v": 3.0})
     both(spark, tmp_path, "csv", "k STRING, ts TIMESTAMP, v DOUBLE", Counter({(MALFORMED, bad, "a.csv"): 1}), rows_in=3)
     with closing(sqlite3.connect(tmp_path / "batch.sqlite")) as con:  # the stream's one window is still open
         assert sorted(con.execute("SELECT k, n FROM windows")) == [("café\ufffd", 1), ("naïve, ok", 1)]
+
+
+def test_json_text_is_judged_on_its_bytes(spark: Any, tmp_path: Path) -> None:
+    """As for CSV: U+FFFD in valid UTF-8 is data, bytes that are not UTF-8
+    make the line malformed (Spark's JSON reader parses a file's bytes, so
+    it refuses them itself), in batch and on a stream."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.json").write_bytes(
+        '{"k": "café\ufffd", "ts": "2024-01-01T00:00:10Z", "v": 1.5}\n'.encode()
+        + b'{"k": "bad\xff", "ts": "2024-01-01T00:00:30Z", "v": 3}\n')
+    bad = '{"k": "bad\ufffd", "ts": "2024-01-01T00:00:30Z", "v": 3}'
+    both(spark, tmp_path, "json", "k STRING, ts TIMESTAMP, v DOUBLE", Counter({(MALFORMED, bad, "a.json"): 1}), rows_in=2)
+    with closing(sqlite3.connect(tmp_path / "batch.sqlite")) as con:
+        assert sorted(con.execute("SELECT k, n FROM windows")) == [("café\ufffd", 1)]
 
 
 def test_csv_header_names_in_utf8_are_read_as_written(spark: Any, tmp_path: Path) -> None:
@@ -128,9 +142,24 @@ def test_parquet_strings_read_as_numbers(spark: Any, tmp_path: Path) -> None:
     table = pa.table({"k": ["a", "b", "c"], "ts": pa.array([10_000_000, 20_000_000, 30_000_000], pa.timestamp("us", "UTC")),
                       "v": ["1.5", "abc", None]})
     pq.write_table(table, tmp_path / "in" / "a.parquet")
-    row = {"k": "b", "ts": "1970-01-01T00:00:20.000Z", "v": "abc"}
+    row = {"k": "b", "ts": "1970-01-01T00:00:20.000000Z", "v": "abc"}
     want = Counter({(reasons.not_a_number("v"), json.dumps(row), "a.parquet"): 1})
     both(spark, tmp_path, "parquet", "k STRING, ts TIMESTAMP, v STRING", want, rows_in=3)
+
+
+def test_parquet_strings_are_judged_on_their_bytes(spark: Any, tmp_path: Path) -> None:
+    # Parquet strings are bytes another writer may not have checked (Spark reads them unchecked): a row
+    # whose strings are not UTF-8 is malformed, U+FFFD in valid UTF-8 is data
+    (tmp_path / "in").mkdir()
+    raw = pa.array([b"ok\xef\xbf\xbd", b"bad\xff"], pa.binary())
+    keys = pa.Array.from_buffers(pa.string(), len(raw), raw.buffers())  # no check, as a foreign writer
+    ts = pa.array([10_000_000, 20_000_000], pa.timestamp("us", "UTC"))
+    pq.write_table(pa.table({"k": keys, "ts": ts, "v": [1.0, 2.0]}), tmp_path / "in" / "a.parquet")
+    row = {"k": "bad\ufffd", "ts": "1970-01-01T00:00:20.000000Z", "v": 2.0}
+    want = Counter({(MALFORMED, json.dumps(row), "a.parquet"): 1})
+    both(spark, tmp_path, "parquet", "k STRING, ts TIMESTAMP, v DOUBLE", want, rows_in=2)
+    with closing(sqlite3.connect(tmp_path / "batch.sqlite")) as con:
+        assert sorted(con.execute("SELECT k, n FROM windows")) == [("ok\ufffd", 1)]
 
 
 def test_csv_without_a_schema_rejects_values_that_are_not_numbers(spark: Any, tmp_path: Path) -> None:

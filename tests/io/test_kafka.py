@@ -56,7 +56,9 @@ checkpoint = "ck"
 """
 SQLITE_TARGET = 'kind = "sqlite"\npath = "out.sqlite"\ntable = "windows"'
 SQLITE_DEAD = 'kind = "sqlite"\npath = "out.sqlite"\ntable = "dead_letter"'
-BAD = [b"not json", b"\xff\xfe{", None, b'{"k": "a", "v": "many"}']  # a tombstone; a value of the wrong type
+BAD = [b"not json", b"\xff\xfe{", None, b'{"k": "a", "v": "many"}',  # a tombstone; a value of the wrong type
+       b'{"k": "\xffa", "v": 1.0}',  # JSON, but not UTF-8: judged on the bytes, Spark's parser would read U+FFFD
+       '{"k": "\ufffd", "v": 2.0}'.encode()]  # U+FFFD itself, in valid UTF-8: data (a good click)
 
 
 def messages(n: int) -> list[tuple[int, int, bytes | None, bytes | None]]:

@@ -57,6 +57,8 @@ from wid.spec.pipeline import (
     SinkSpec,
     SourceSpec,
 )
+from wid.spec.sql_text import ident
+from wid.spec.time_text import JSON_OPTIONS, ROW_JSON_OPTIONS
 
 CONNECTOR = "org.apache.spark:spark-sql-kafka-0-10_2.13"
 # The connector release each Spark line runs (tested in CI). Maven Central
@@ -142,29 +144,36 @@ def reader_options(spec: SourceSpec) -> dict[str, str]:
     return {**options, **spec.spark_options()}
 
 
-def decoded(raw: DataFrame, schema: str | None) -> DataFrame:
+def decoded(raw: DataFrame, schema: str | None, zone: str | None = None) -> DataFrame:
     """Spark's Kafka rows (``key``, ``value``, ``topic``, ``partition``,
     ``offset``, ``timestamp``) as the source's rows: the JSON payload's
     columns by `schema` (none without one), `CORRUPT` (the value's text, or
     ``""`` for a message without value, when it does not decode), then
-    `METADATA`."""
+    `METADATA`. A value is judged on its bytes: one that is not UTF-8 does
+    not decode, even where Spark's JSON parser would read it with U+FFFD for
+    the bad bytes (a valid U+FFFD is data). A text time `schema` reads as a
+    TIMESTAMP without an offset is read in `zone`, else UTC
+    (`wid.io.sources.read_source`)."""
     meta = [F.col("timestamp").alias(EVENT_TS), F.col("topic").alias(TOPIC), F.col("partition").alias(PARTITION),
             F.col("offset").alias(OFFSET), F.col("key").alias(KEY), F.col("value").alias(VALUE)]
     if schema is None:
         return raw.select(*meta)
-    parsed = F.from_json(F.col("value").cast("string"), f"{schema}, {CORRUPT} STRING",
-                         {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT})
+    text = F.col("value").cast("string")  # the bytes as they are: Spark's cast decodes nothing
+    parsed = F.from_json(text, f"{schema}, {CORRUPT} STRING",
+                         {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT, "timeZone": zone or "UTC"})
     payload = "_wid_payload"
-    undecoded = F.coalesce(F.col(CORRUPT), F.when(F.col(VALUE).isNull(), F.lit("")))
+    as_text = f"CAST({ident(VALUE)} AS STRING)"
+    not_utf8 = F.when(~F.expr(f"is_valid_utf8({as_text})"), F.expr(f"make_valid_utf8({as_text})"))
+    undecoded = F.coalesce(F.col(CORRUPT), F.when(F.col(VALUE).isNull(), F.lit("")), not_utf8)
     return (raw.select(parsed.alias(payload), *meta).select(f"{payload}.*", *METADATA)
             .withColumn(CORRUPT, undecoded))
 
 
-def read_kafka(spark: SparkSession, spec: SourceSpec) -> DataFrame:
+def read_kafka(spark: SparkSession, spec: SourceSpec, zone: str | None = None) -> DataFrame:
     """The Kafka source `spec` as a streaming DataFrame (see the module
-    docstring for its columns)."""
+    docstring for its columns; `decoded` for `zone`)."""
     raw = spark.readStream.format("kafka").options(**reader_options(spec)).load()
-    return decoded(raw, spec.schema)
+    return decoded(raw, spec.schema, zone)
 
 
 # -- the sinks ---------------------------------------------------------------
@@ -175,13 +184,13 @@ def _header(name: str, value: Column) -> Column:
 
 def window_messages(rows: DataFrame, key: Sequence[str], batch: Batch) -> DataFrame:
     """Window rows as messages: key the natural key as JSON, value the row as JSON."""
-    value = F.to_json(F.struct(*rows.columns), {"ignoreNullFields": "false"})
-    return _messages(rows, F.to_json(F.struct(*key)), value, [], batch)
+    value = F.to_json(F.struct(*rows.columns), ROW_JSON_OPTIONS)
+    return _messages(rows, F.to_json(F.struct(*key), JSON_OPTIONS), value, [], batch)
 
 
 def tombstones(keys: DataFrame, batch: Batch) -> DataFrame:
     """Retracted natural keys as tombstones (a compacted topic forgets them)."""
-    return _messages(keys, F.to_json(F.struct(*keys.columns)), F.lit(None).cast("string"), [], batch)
+    return _messages(keys, F.to_json(F.struct(*keys.columns), JSON_OPTIONS), F.lit(None).cast("string"), [], batch)
 
 
 def dead_letter_messages(dead: DataFrame, batch: Batch) -> DataFrame:

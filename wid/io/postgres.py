@@ -178,13 +178,19 @@ class LockWatch:
 def transaction(url: str, sink: SinkSpec, where: str) -> Iterator[Any]:
     """A connection to `sink`'s database inside one transaction under the
     sink's lock and statement timeouts, watched by `LockWatch`; a timeout
-    leaves it as `Blocked`. `where` names the sink (no secret)."""
+    leaves it as `Blocked`. `where` names the sink (no secret). The
+    transaction's ``TimeZone`` is UTC, so that the text wid sends
+    (`wid.io.sql_sinks.for_export`) means the same whatever the server's or
+    the role's zone: an instant carries its ``Z``; a wall-clock time read
+    into a ``TIMESTAMPTZ`` column of a table made before wall-clock times
+    had their own type is taken as UTC, as it was written then."""
     import psycopg
 
     with psycopg.connect(url) as con, LockWatch(url, con.info.backend_pid, where, sink) as watch:
         try:
             with con.transaction():
-                con.execute("SELECT set_config('lock_timeout', %s, true), set_config('statement_timeout', %s, true)",
+                con.execute("SELECT set_config('lock_timeout', %s, true), set_config('statement_timeout', %s, true), "
+                            "set_config('TimeZone', 'UTC', true)",
                             (str(sink.lock_timeout_ms), str(sink.statement_timeout_ms)))
                 yield con
         except psycopg.Error as err:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +17,16 @@ from wid.io.kafka import connector, read_kafka
 from wid.io.paths import resolve
 from wid.spec.pipeline import CORRUPT, STREAM_ONLY, SourceSpec, is_uri
 from wid.spec.sql_text import ident, sql_string
+from wid.spec.time_text import row_json_sql
 from wid.versions import pip_install
 
 
-def read_source(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> DataFrame:
+def read_source(spark: SparkSession, spec: SourceSpec, base_dir: str = ".", zone: str | None = None) -> DataFrame:
     """A DataFrame of the source: streaming when `spec.is_stream`
-    (see `read_stream`), else batch.
+    (see `read_stream`), else batch. A text time the declared (or inferred)
+    schema reads as a TIMESTAMP is read by docs/semantics.md#time's rule:
+    its own offset, else the source's ``timeZone`` option, else `zone` (the
+    pipeline window's ``time_zone``), else UTC; never the session's zone.
 
     Files: CSV (header row expected unless `options.header` says otherwise),
     JSON lines, Parquet, read by `read_files`. Python objects:
@@ -30,28 +35,33 @@ def read_source(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> D
     ``source.object`` when the data cannot be found.
     """
     if spec.is_stream:
-        return read_stream(spark, spec, base_dir)
+        return read_stream(spark, spec, base_dir, zone)
     if spec.format == "python":
         return spark.createDataFrame(_python_object(spec.object or "", base_dir))
     path = resolve(spec.path or "", base_dir)
     if not is_uri(path) and not Path(path).exists():
         raise ConfigError("source.path", f"no such file or directory: {path}", "check the path")
-    return read_files(spark.read, spec, path, spec.schema or _inferred(spark, spec, path))
+    return read_files(spark.read, spec, path, spec.schema or _inferred(spark, spec, path, zone), zone)
 
 
-def _text_options(spec: SourceSpec) -> dict[str, str]:
-    options = spec.spark_options()
+def _text_options(spec: SourceSpec, zone: str | None) -> dict[str, str]:
+    """Spark's reader options for a CSV or JSON source: a CSV's header row,
+    the zone of text times without an offset (`read_source`), then the
+    source's own options."""
+    if spec.format not in ("csv", "json"):
+        return spec.spark_options()
+    options = {"timeZone": zone or "UTC", **spec.spark_options()}
     return {"header": "true", **options} if spec.format == "csv" else options
 
 
-def _inferred(spark: SparkSession, spec: SourceSpec, path: str) -> T.StructType | None:
+def _inferred(spark: SparkSession, spec: SourceSpec, path: str, zone: str | None) -> T.StructType | None:
     """The schema Spark infers for a CSV or JSON source without one (CSV
     with ``inferSchema``), without the column Spark adds for malformed JSON;
     None for Parquet, whose files carry theirs. A CSV header read byte for
     byte (`_byte_options`) has its names decoded as UTF-8."""
     if spec.format == "parquet":
         return None
-    options = _text_options(spec)
+    options = _text_options(spec, zone)
     reader = spark.read.options(**{"inferSchema": "true", **options, **_byte_options(spec, options)})
     found = (reader.csv(path) if spec.format == "csv" else reader.json(path)).schema
     fields = [f for f in found.fields if f.name != "_corrupt_record"]
@@ -79,46 +89,55 @@ def _byte_options(spec: SourceSpec, options: dict[str, str]) -> dict[str, str]:
     return {"encoding": LATIN1}
 
 
-def _utf8_checked(frame: DataFrame) -> DataFrame:
-    """A CSV frame read byte for byte (`_byte_options`) with its text as
-    UTF-8 again; a row holding bytes that are not UTF-8 keeps its values
-    (invalid bytes as U+FFFD) and gets `CORRUPT` (the row as JSON), so that
-    it goes to the dead letter as a malformed record."""
+def _utf8_checked(frame: DataFrame, raw: Callable[[str], str]) -> DataFrame:
+    """`frame` with its text as UTF-8 judged on the bytes: `raw` gives, as
+    SQL text, a string column's bytes as read (a CSV read byte for byte,
+    `_byte_options`: re-encoded to them; a Parquet string: as it is, Spark
+    reads its bytes unchecked). A row holding bytes that are not UTF-8
+    keeps its values (invalid bytes as U+FFFD) and gets `CORRUPT` (the row
+    as JSON), so that it goes to the dead letter as a malformed record."""
     def utf8(name: str) -> str:
-        return f"make_valid_utf8(CAST(encode({ident(name)}, '{LATIN1}') AS STRING))"
+        return f"make_valid_utf8({raw(name)})"
 
     def valid(name: str) -> str:
-        return f"coalesce(is_valid_utf8(CAST(encode({ident(name)}, '{LATIN1}') AS STRING)), true)"
+        return f"coalesce(is_valid_utf8({raw(name)}), true)"
+    columns = [c for c in frame.columns if c != CORRUPT]
     text = [f.name for f in frame.schema.fields if isinstance(f.dataType, T.StringType) and f.name != CORRUPT]
+    kept = f"WHEN {ident(CORRUPT)} IS NOT NULL THEN {utf8(CORRUPT)} " if CORRUPT in frame.columns else ""
     if not text:
-        return frame.selectExpr(*[ident(c) for c in frame.columns if c != CORRUPT],
-                                f"{utf8(CORRUPT)} AS {ident(CORRUPT)}")
-    row = "to_json(named_struct(" + ", ".join(
-        f"{sql_string(c)}, {utf8(c) if c in text else ident(c)}" for c in frame.columns if c != CORRUPT) + "))"
-    corrupt = (f"CASE WHEN {ident(CORRUPT)} IS NOT NULL THEN {utf8(CORRUPT)} "
-               f"WHEN NOT ({' AND '.join(valid(c) for c in text)}) THEN {row} END")
-    return frame.selectExpr(*[f"{utf8(c)} AS {ident(c)}" if c in text else ident(c)
-                              for c in frame.columns if c != CORRUPT], f"{corrupt} AS {ident(CORRUPT)}")
+        return frame.selectExpr(*map(ident, columns), f"CASE {kept}END AS {ident(CORRUPT)}") if kept else frame
+    row = row_json_sql("named_struct(" + ", ".join(
+        f"{sql_string(c)}, {utf8(c) if c in text else ident(c)}" for c in columns) + ")")
+    corrupt = f"CASE {kept}WHEN NOT ({' AND '.join(valid(c) for c in text)}) THEN {row} END"
+    return frame.selectExpr(*[f"{utf8(c)} AS {ident(c)}" if c in text else ident(c) for c in columns],
+                            f"{corrupt} AS {ident(CORRUPT)}")
 
 
-def read_files(reader: Any, spec: SourceSpec, path: str, schema: str | T.StructType | None) -> DataFrame:
+def _from_latin1(name: str) -> str:
+    """SQL text: the bytes of a CSV column read byte for byte (`_byte_options`)."""
+    return f"CAST(encode({ident(name)}, '{LATIN1}') AS STRING)"
+
+
+def read_files(reader: Any, spec: SourceSpec, path: str, schema: str | T.StructType | None,
+               zone: str | None = None) -> DataFrame:
     """Files through `reader` (``spark.read`` or ``spark.readStream``) with
     `schema` (DDL). CSV and JSON are read the same way in batch and in
     streaming: PERMISSIVE, keeping the raw text of a record that does not
     fit the schema (bad JSON, a wrong-typed value, a CSV row with too few or
     too many fields, bytes that are not UTF-8: a CSV in UTF-8 is read byte for
-    byte and judged on its bytes, `_byte_options`) in `CORRUPT`, so that it
+    byte and judged on its bytes, `_byte_options`) in `CORRUPT`; a Parquet
+    row whose strings are not UTF-8 gets it too, so that it
     reaches the dead letter as it was (`wid.spark.prepare.malformed`). Raises ConfigError naming
-    ``source.options`` for a reader mode that would drop rows silently."""
-    options = _text_options(spec)
+    ``source.options`` for a reader mode that would drop rows silently.
+    Text times are read as `read_source` says, with `zone`."""
+    options = _text_options(spec, zone)
     mode = options.get("mode", "PERMISSIVE").upper()
     if mode == "DROPMALFORMED" or "columnNameOfCorruptRecord" in options:
         raise ConfigError("source.options", "wid keeps malformed records for the dead letter itself",
                           "remove mode = DROPMALFORMED and columnNameOfCorruptRecord (FAILFAST stops at the first)")
     reader = reader.options(**options)
-    if spec.format == "parquet":
-        frame: DataFrame = (reader.schema(schema) if schema else reader).parquet(path)
-        return frame
+    if spec.format == "parquet":  # its strings' bytes are judged as a CSV's are
+        return _utf8_checked((reader.schema(schema) if schema else reader).parquet(path), ident)
     by_byte = _byte_options(spec, options) if mode == "PERMISSIVE" else {}
     if mode == "PERMISSIVE":
         schema = (T.StructType([*schema.fields, T.StructField(CORRUPT, T.StringType())])
@@ -126,19 +145,20 @@ def read_files(reader: Any, spec: SourceSpec, path: str, schema: str | T.StructT
         reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
     reader = reader.options(**by_byte).schema(schema)
     frame = reader.csv(path) if spec.format == "csv" else reader.json(path)
-    return _utf8_checked(frame) if by_byte else frame
+    return _utf8_checked(frame, _from_latin1) if by_byte else frame
 
 
-def read_stream(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> DataFrame:
+def read_stream(spark: SparkSession, spec: SourceSpec, base_dir: str = ".", zone: str | None = None) -> DataFrame:
     """A streaming DataFrame: a landing directory of files (created if
     missing, read as `read_files` reads them, with `schema`), Spark's
-    ``rate`` source, or Kafka (`wid.io.kafka.read_kafka`). Raises
+    ``rate`` source, or Kafka (`wid.io.kafka.read_kafka`); text times as
+    `read_source` says, with `zone`. Raises
     MissingDependencyError naming the Kafka connector when it is not on the
     classpath."""
     if spec.format in STREAM_ONLY:
         try:
             if spec.format == "kafka":
-                return read_kafka(spark, spec)
+                return read_kafka(spark, spec, zone)
             return spark.readStream.options(**spec.spark_options()).format(spec.format).load()
         except Exception as err:
             if spec.format == "kafka" and "kafka" in str(err).lower() and "data source" in str(err).lower():
@@ -150,7 +170,7 @@ def read_stream(spark: SparkSession, spec: SourceSpec, base_dir: str = ".") -> D
     path = resolve(spec.path or "", base_dir)
     if not is_uri(path):  # a landing directory that does not exist yet: Spark's file source needs it
         Path(path).mkdir(parents=True, exist_ok=True)
-    return read_files(spark.readStream, spec, path, spec.schema)
+    return read_files(spark.readStream, spec, path, spec.schema, zone)
 
 
 def _python_object(ref: str, base_dir: str) -> pa.Table:

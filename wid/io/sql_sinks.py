@@ -19,8 +19,11 @@ the database cannot hold (a key over the index's size limit, a value out of
 range, a NUL in a text) is refused alone, inside a savepoint, and handed
 back for the dead letter; the other rows are written.
 
-SQLite stores timestamps as ISO-8601 UTC text (``2013-01-01T10:00:00.000000Z``),
-which sorts in time order. Rows are streamed from Spark to the driver
+SQLite stores an instant (``TIMESTAMP``) as ISO-8601 UTC text
+(``2013-01-01T10:00:00.000000Z``), which sorts in time order, and a wall-clock
+time (``TIMESTAMP_NTZ``) as the same text without the ``Z``: it names no
+instant. PostgreSQL stores them as ``TIMESTAMPTZ`` and ``TIMESTAMP``. The text
+is computed independently of Spark's session time zone (`wid.spec.time_text`). Rows are streamed from Spark to the driver
 partition by partition and written in batches of `BATCH_ROWS`.
 """
 
@@ -45,6 +48,8 @@ from wid.io.retry import cause, with_retries
 from wid.spec.names import IDENTIFIER_RULE, is_identifier
 from wid.spec.pipeline import SinkSpec
 from wid.spec.secrets import mask_url, url_password
+from wid.spec.sql_text import ident
+from wid.spec.time_text import JSON_OPTIONS, utc_text, wall_text
 from wid.versions import pip_install
 
 BATCH_ROWS = 10_000
@@ -60,7 +65,8 @@ class Dialect:
 
     name: str
     types: tuple[tuple[type, str], ...]
-    timestamp: str
+    timestamp: str  # an instant
+    wall_clock: str  # a TIMESTAMP_NTZ
     placeholder: str
     columns_sql: str  # one parameter: the table name; returns column names in order
     index_sql: str  # two parameters, the table and index names: a row when the index exists (a catalog read)
@@ -99,12 +105,12 @@ def _sqlite_key_term(quoted: str) -> str:
 
 
 SQLITE = Dialect("sqlite", ((T.IntegralType, "INTEGER"), (T.BooleanType, "INTEGER"), (T.FractionalType, "REAL")),
-                 "TEXT", "?", "SELECT name FROM pragma_table_info(?) ORDER BY cid",
+                 "TEXT", "TEXT", "?", "SELECT name FROM pragma_table_info(?) ORDER BY cid",
                  "SELECT 1 FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND name = ?", _sqlite_quote,
                  _sqlite_transient, None, _sqlite_key_term, "")
 # PostgreSQL 15 or later: NULLS NOT DISTINCT
 POSTGRES = Dialect("postgres", ((T.IntegralType, "BIGINT"), (T.BooleanType, "BOOLEAN"),
-                                (T.FractionalType, "DOUBLE PRECISION")), "TIMESTAMPTZ", "%s",
+                                (T.FractionalType, "DOUBLE PRECISION")), "TIMESTAMPTZ", "TIMESTAMP", "%s",
                    "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
                    "AND table_name = %s ORDER BY ordinal_position",
                    "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND tablename = %s AND indexname = %s",
@@ -121,14 +127,19 @@ def describe(sink: SinkSpec, base_dir: str) -> str:
 
 
 def for_export(df: DataFrame) -> DataFrame:
-    """Timestamps as ISO-8601 UTC strings; nested values as JSON strings."""
+    """`df` as text a database or a terminal holds the same whatever the
+    session's time zone: instants as ISO-8601 UTC text (``...Z``),
+    wall-clock times as ISO-8601 text without a zone, nested values as JSON
+    (instants in it in UTC), dates, decimals and bytes as text."""
     cols = []
     for f in df.schema.fields:
         c = F.col(f.name)
-        if isinstance(f.dataType, T.TimestampType | T.TimestampNTZType):
-            c = F.date_format(c, "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'")
+        if isinstance(f.dataType, T.TimestampType):
+            c = F.expr(utc_text(ident(f.name)))
+        elif isinstance(f.dataType, T.TimestampNTZType):
+            c = F.expr(wall_text(ident(f.name)))
         elif isinstance(f.dataType, T.ArrayType | T.MapType | T.StructType):
-            c = F.to_json(c)
+            c = F.to_json(c, JSON_OPTIONS)
         elif isinstance(f.dataType, T.DateType | T.DecimalType | T.BinaryType):
             c = c.cast("string")
         cols.append(c.alias(f.name))
@@ -143,8 +154,10 @@ def _checked(names: Sequence[str]) -> None:
 
 
 def _sql_type(f: T.StructField, original: T.DataType, dialect: Dialect) -> str:
-    if isinstance(original, T.TimestampType | T.TimestampNTZType):
+    if isinstance(original, T.TimestampType):
         return dialect.timestamp
+    if isinstance(original, T.TimestampNTZType):
+        return dialect.wall_clock
     for cls, name in dialect.types:
         if isinstance(f.dataType, cls):
             return name
@@ -247,8 +260,9 @@ def upsert(df: DataFrame, con: Any, dialect: Dialect, table: str, key: Sequence[
            refused: Refused | None = None) -> int:
     """Upsert `df` into `table` keyed by `key` over the DB-API connection
     `con`, inside the caller's transaction; returns the rows written.
-    Timestamps travel as ISO-8601 UTC text (the server parses them for a
-    TIMESTAMPTZ column). Rows the database cannot hold go to `refused` when
+    Timestamps travel as text (`for_export`: the server parses an
+    instant's UTC text for a TIMESTAMPTZ column, a wall-clock time's for a
+    TIMESTAMP one). Rows the database cannot hold go to `refused` when
     given (PostgreSQL), else their error propagates. Raises ConfigError when
     a column is not an identifier or the table exists with other columns."""
     exported = for_export(df)

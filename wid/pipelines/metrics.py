@@ -11,14 +11,24 @@ with `prometheus-client` and fed from each micro-batch's
   windows) held in the window stage's state;
 - ``wid_state_groups``: rows (group x window or pane) across all state stores;
 - ``wid_watermark_seconds{source}``: event-time watermark, epoch seconds,
-  per source and ``source="_global"`` (their minimum).
+  per source and ``source="_global"`` (their minimum);
+- ``wid_batch_duration_seconds``: a histogram of micro-batch durations (its
+  ``_count`` counts micro-batches);
+- ``wid_last_batch_timestamp_seconds``: when the last micro-batch ended,
+  epoch seconds (a stream that stopped making progress stops moving it);
+- ``wid_trigger_interval_seconds``: the stream's trigger interval (0 for
+  ``available-now`` and ``once``), to compare micro-batch durations with.
+
+docs/how-to/monitoring.md shows a Grafana dashboard and alert rules over
+these (tests check that every metric they name is one served here).
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from wid.pipelines.report import BatchTally
 
@@ -27,7 +37,10 @@ class Metrics:
     """One pipeline's metrics in their own registry (so several pipelines,
     or tests, can run in one process)."""
 
-    def __init__(self, pipeline: str, kind: str, late_policy: str, sources: tuple[str, ...] = ("source",)) -> None:
+    BATCH_SECONDS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)  # histogram buckets
+
+    def __init__(self, pipeline: str, kind: str, late_policy: str, sources: tuple[str, ...] = ("source",),
+                 trigger_s: float = 0.0) -> None:
         self.registry = CollectorRegistry()
         self.kind, self.policy, self.sources = kind, late_policy, sources
         self.port: int | None = None  # the port `serve` serves on
@@ -39,6 +52,12 @@ class Metrics:
         self.active = Gauge("windows_active", "Windows held in the window stage's state", registry=r, namespace=ns)
         self.groups = Gauge("state_groups", "Rows held across all state stores", registry=r, namespace=ns)
         self.watermark = Gauge("watermark_seconds", "Event-time watermark (epoch seconds)", ["source"], registry=r, namespace=ns)
+        self.duration = Histogram("batch_duration_seconds", "Micro-batch duration", registry=r, namespace=ns,
+                                  buckets=self.BATCH_SECONDS)
+        self.last_batch = Gauge("last_batch_timestamp_seconds", "When the last micro-batch ended (epoch seconds)",
+                                registry=r, namespace=ns)
+        Gauge("trigger_interval_seconds", "The stream's trigger interval (0: available-now, once)", registry=r,
+              namespace=ns).set(trigger_s)
         self.late.labels(policy=late_policy)
         self.emitted.labels(kind=kind)
 
@@ -75,6 +94,8 @@ class Metrics:
             if mark is not None:
                 self.watermark.labels(source=source).set(mark / 1000)
         self.watermark.labels(source="_global").set(tally.watermark_ms / 1000)
+        self.duration.observe(tally.duration_ms / 1000)
+        self.last_batch.set(time.time())
 
 
 __all__ = ["Metrics"]

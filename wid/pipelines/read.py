@@ -77,7 +77,8 @@ def compile_pipeline(spark: SparkSession, spec: PipelineSpec | JoinPipelineSpec)
     or the window join (a stream's operator with its host-local state cache:
     the runner removes it when the query ends, `wid.pipelines.run`). Raises ConfigError for a bad source path, bad SQL
     or missing columns, naming the field."""
-    frames = {s.name: read_source(spark, s, spec.base_dir) for s in spec.sources}
+    zone = None if isinstance(spec, JoinPipelineSpec) else spec.window.time_zone
+    frames = {s.name: read_source(spark, s, spec.base_dir, zone) for s in spec.sources}
     if isinstance(spec, JoinPipelineSpec):
         return _join(spark, frames, spec.join)
     if spec.stream.trigger == REAL_TIME:  # one Kafka source (wid.spec.real_time)

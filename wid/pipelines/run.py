@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 
 from wid.errors import SinkUnavailableError, WidError
 from wid.io import dead_letter, sinks
-from wid.pipelines import rejections
+from wid.pipelines import definition, rejections
 from wid.pipelines.checkpoint import remove_stale_temp_files
 from wid.pipelines.follow import STALL_NOTICE_S, StallWatch, follow, interrupts, kafka_brokers
 from wid.pipelines.metrics import Metrics
@@ -55,22 +55,29 @@ def run(spec: Spec, spark: SparkSession | None = None, *, step: Callable[[str], 
     rows keeps its first rejected row for `Report.rejections` (a stream's
     micro-batches always do); with `strict` such a batch, or micro-batch,
     raises RejectedError before anything of it is written (the target's
-    write; a stream's micro-batch writes and commits nothing). Raises
-    ConfigError, MissingDependencyError, StateCapError or SinkError on
-    errors a user can fix."""
+    write; a stream's micro-batch writes and commits nothing). A stream's
+    definition is checked against its checkpoint's first
+    (`wid.pipelines.definition`), before Spark starts. Raises ConfigError
+    (DefinitionChanged among them), MissingDependencyError, StateCapError or
+    SinkError on errors a user can fix."""
     started = time.monotonic()
+    notices = definition.check(spec, checkpoint_of(spec)) if spec.source.is_stream else []
     if spark is None:
         spark = session_for(spec)  # which checks what Spark will connect to first
     else:
         warn_once(spark)  # a session of the caller's: the environment checks warn (wid run's refuse)
         if not is_connect(spark):  # a Connect server talks to Kafka itself
             check_before_spark(spec)
+    if spec.source.is_stream and definition.remote(checkpoint_of(spec)):  # only Spark reads it
+        notices = definition.check(spec, checkpoint_of(spec), spark)
     step("compiling")
     compiled = compile_pipeline(spark, spec)
     explained = compiled.result.explain
     report = Report(spec.name, sinks.describe(spec.target, spec.base_dir), sinks.describe(spec.dead_letter,
                     spec.base_dir), explained.form, "join" if isinstance(spec, JoinPipelineSpec) else "window",
                     compiled.stream is not None, explained.notes)
+    for line in notices:
+        on_notice(line)
     if isinstance(spec, PipelineSpec) and spec.stream.trigger == REAL_TIME:
         for line in startup_notes(spec, compiled):
             on_notice(line)

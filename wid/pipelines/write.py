@@ -31,7 +31,7 @@ from wid.pipelines.read import checkpoint_of
 from wid.pipelines.rejections import Rejections, over
 from wid.pipelines.report import tally
 from wid.spark.compile import Compiled
-from wid.spark.group_cap import group_cap_message
+from wid.spark.group_cap import bound_text, group_cap_message
 from wid.spark.operator.rows import COUNTS_ROW, STATS, first_rejected, of_kind
 from wid.spark.stream_query import Handler, logged_batch
 from wid.spec.delivery import EXACTLY_ONCE
@@ -70,11 +70,10 @@ def check_cap(windows: DataFrame, window: Window, pipeline: str) -> None:
     if cap is None or window.definition.row_windows:  # a rolling row is its own window (as in batch)
         return
     start, end = window.window_start_column, window.window_end_column
-    over = windows.groupBy(start, end).count().where(F.col("count") > cap).orderBy(start, end).first()
-    if over is not None:
-        def iso(t: Any) -> str:
-            return str(t.strftime("%Y-%m-%dT%H:%M:%SZ"))
-        raise StateCapError(group_cap_message(cap, pipeline) % (iso(over[0]), iso(over[1])))
+    over = windows.groupBy(start, end).count().where(F.col("count") > cap).orderBy(start, end)
+    first = over.select(bound_text(over, start), bound_text(over, end)).first()
+    if first is not None:
+        raise StateCapError(group_cap_message(cap, pipeline) % (first[0], first[1]))
 
 
 def write_dead(dead: DataFrame, spec: Spec, batch: Batch, refused: Refused, per_batch: bool = False) -> None:

@@ -54,7 +54,7 @@ def _split(rows: Sequence[Row], w: Window, now: int) -> tuple[list[dict[str, Any
 
 def reject_reason(row: Row, w: Window, now: int, *, streaming: bool = False) -> str | None:
     """Why `row` cannot be windowed (docs/semantics.md#bad-input), or None,
-    first match wins: a null event time, one outside Spark's TIMESTAMP
+    first match wins: a null event time, one that does not parse, one outside Spark's TIMESTAMP
     range, one more than the future guard (`Window.future_guard_ms`:
     unset, one day on a stream and none in batch) ahead of the processing
     time `now` (epoch microseconds), a null key, a bad session gap, a time before the
@@ -62,6 +62,8 @@ def reject_reason(row: Row, w: Window, now: int, *, streaming: bool = False) -> 
     if row.get(w.event_time_column or "") is None:
         return reasons.NULL_EVENT_TIME
     ts = event_time_us(row[w.event_time_column or ""], w.event_time_unit, w.time_zone)
+    if ts is None:
+        return reasons.UNPARSEABLE_EVENT_TIME
     time_reason = event_time_reason(ts, w, now, streaming=streaming)
     if time_reason is not None:
         return time_reason

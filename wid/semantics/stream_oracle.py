@@ -69,18 +69,27 @@ from wid.spec.window import Window
 
 
 def run_stream(batches: Iterable[MicroBatch], window: Window,
-               is_punctuation: Callable[[Row], bool] | None = None) -> list[BatchResult]:
+               is_punctuation: Callable[[Row], bool] | None = None,
+               redefined: Mapping[int, Window] | None = None) -> list[BatchResult]:
     """Run `window` over `batches`; one `BatchResult` per micro-batch.
 
     `is_punctuation(row)` marks punctuation rows (the Python form of the
-    window's punctuation predicate). Raises ValueError for a window without
-    streaming semantics (`wid.semantics.kinds.ranked.stream_problem`).
+    window's punctuation predicate). `redefined` maps a micro-batch's index
+    to the window the stream runs from it on, keeping what it holds (a
+    restart after a change `wid.pipelines.definition` allows: lateness,
+    idleness, caps, where late rows go). Raises ValueError for a window
+    without streaming semantics (`wid.semantics.kinds.ranked.stream_problem`).
     """
     problem = stream_problem(window)
     if problem is not None:
         raise ValueError(f"{problem[0]}: {problem[1]}")
     stream = _Stream(window, is_punctuation or (lambda _: False))
-    return [stream.step(b, i) for i, b in enumerate(batches)]
+    out = []
+    for i, b in enumerate(batches):
+        if redefined and i in redefined:
+            stream.w, stream.rules = redefined[i], semantics_of(redefined[i]).rules(redefined[i])
+        out.append(stream.step(b, i))
+    return out
 
 
 def clock_of(source: str, row: Row) -> str:

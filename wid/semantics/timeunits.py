@@ -50,10 +50,15 @@ def event_time_us(value: object, unit: str, zone: str | None = None) -> int | No
     Spark's ``TIMESTAMP_NTZ``) is read in `zone` when one is given (a time
     in a gap moves forward by the gap, an ambiguous one is its first
     instant: ``fold = 0``, as Spark's ``to_utc_timestamp``), else as UTC.
-    Raises TypeError on a value of the wrong type for the unit."""
+    A text is an ISO-8601 time (`text_to_datetime`), read by the same rule
+    when it has no offset; one that does not parse is None. Raises
+    TypeError on a value of the wrong type for the unit."""
     if value is None:
         return None
     if unit == "timestamp":
+        if isinstance(value, str):
+            parsed = text_to_datetime(value)
+            return None if parsed is None else event_time_us(parsed, unit, zone)
         if not isinstance(value, datetime):
             raise TypeError(f"event_time_unit 'timestamp' needs datetime values, got {value!r}")
         if zone is not None and value.tzinfo is None:
@@ -62,6 +67,19 @@ def event_time_us(value: object, unit: str, zone: str | None = None) -> int | No
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"event_time_unit '{unit}' needs integer values, got {value!r}")
     return value * US_PER_MS if unit == "ms" else value
+
+
+def text_to_datetime(text: str) -> datetime | None:
+    """An ISO-8601 date or time text (``2013-03-11``, ``2013-03-11
+    02:30:00``, ``2013-03-11T02:30:00.5+05:45``, ``...Z``) as a datetime,
+    naive when the text has no offset; None when it does not parse. The
+    forms Spark's timestamp parser and Python's ``fromisoformat`` both read
+    (Spark also reads a few more, such as single-digit fields and region
+    names); the rule for a text without an offset is docs/semantics.md#time's."""
+    try:
+        return datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
 
 
 def in_range(us: int) -> bool:

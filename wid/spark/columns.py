@@ -12,7 +12,7 @@ it, and a windowed aggregate's plan has dozens of them
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
@@ -157,12 +157,16 @@ def timestamp_ntz_us(us: Exact) -> str:
     return f"make_timestamp_ntz(year({date}), month({date}), dayofmonth({date}), {hour}, {minute}, {seconds})"
 
 
-def as_wall_clock(df: DataFrame, names: tuple[str, ...], zone: str | None = None) -> DataFrame:
+def as_wall_clock(df: DataFrame, names: tuple[str, ...], zone: str | None = None,
+                  columns: Sequence[str] | None = None) -> DataFrame:
     """`df` with the TIMESTAMP columns `names` (instants whose UTC reading
     is a wall clock; with a `zone`, instants read on that zone's wall clock)
-    as ``TIMESTAMP_NTZ`` wall-clock times."""
+    as ``TIMESTAMP_NTZ`` wall-clock times; those of `names` not in `df` are
+    skipped (`columns`: `df`'s, when the caller knows them, so that Spark
+    need not analyse `df` to say)."""
     def wall_us(n: str) -> Exact:
         return Exact(f"unix_micros({ident(n)})" if zone is None else
                      f"unix_micros(from_utc_timestamp({ident(n)}, {sql_string(zone)}))")
-    wall = {n: sql(timestamp_ntz_us(wall_us(n))) for n in names if n in df.columns}
+    present = df.columns if columns is None else columns
+    wall = {n: sql(timestamp_ntz_us(wall_us(n))) for n in names if n in present}
     return df.withColumns(wall) if wall else df  # Spark Connect refuses an empty map

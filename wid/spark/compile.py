@@ -50,6 +50,7 @@ from wid.spark.join import FORM as BATCH_JOIN_FORM
 from wid.spark.join import WHY as BATCH_JOIN_WHY
 from wid.spark.join import batch_join, check_aliases, prepare_side
 from wid.spark.operator import join_query
+from wid.spark.operator.changelog import changes_of
 from wid.spark.operator.query import (
     SHARDS_CONF,
     STATE_CACHE_CONF,
@@ -108,13 +109,18 @@ class StreamStage:
     """What the one ``foreachBatch`` writer (`wid.pipelines.write`) needs of
     a stage on the WID operator: the operator's output `rows`, and how each
     micro-batch of them gives the sink's rows, the natural keys to delete
-    (session retractions) and the dead letters."""
+    (session retractions) and the dead letters; for a window emitted more
+    than once (`Window.reemits`), how they give its changelog
+    (`wid.spark.operator.changelog`). None of these asks Spark to analyse
+    the rows, so they serve inside a declarative pipeline's query
+    functions too (`wid.pipelines.declarative`)."""
 
     rows: DataFrame
     output_of: Callable[[DataFrame], DataFrame]
     dead_letters_of: Callable[[DataFrame], DataFrame]
     retractions_of: Callable[[DataFrame], DataFrame] | None = None
     cache_id: str | None = None  # the operator's host-local state cache, to remove when the query ends
+    changes_of: Callable[[DataFrame], DataFrame] | None = None
 
 
 @dataclass(frozen=True)
@@ -163,18 +169,22 @@ def _punctuations(sources: Mapping[str, DataFrame], marks: Column | None) -> Dat
 
 
 def compile_window(df: DataFrame | Mapping[str, DataFrame], window: Window, *, pipeline: str = "wid",
-                   source: str = "source", state_cache: bool = False, files: bool = True) -> Compiled:
+                   source: str = "source", state_cache: bool = False, files: bool = True,
+                   configure: bool = True) -> Compiled:
     """`window` over `df` (see `window_result`), on the path the module
     docstring names, with what a pipeline needs to run it. On a stream,
     `state_cache`: whoever runs it removes the operator's host-local state
-    cache when the query ends (`wid.spark.operator.query.through_shards`).
+    cache when the query ends (`wid.spark.operator.query.through_shards`);
+    `configure`: the session gets the state store settings the operator
+    needs (else whoever starts the query sets them on it:
+    `wid.spark.operator.query.operator_layout`).
     On a batch, `files`: the prepared rows (and so the output's plan) name
     the file each rejected row came from, for a pipeline that caches them
     and writes the dead letters from that cache; without, the dead letters
     are prepared anew, with the files, when asked for (`prepare.marked`)."""
     sources = dict(df) if isinstance(df, Mapping) else {source: df}
     if any(frame.isStreaming for frame in sources.values()):
-        return _window_on_operator(sources, window, pipeline, state_cache)
+        return _window_on_operator(sources, window, pipeline, state_cache, configure)
     marks = _marks(window)
     punctuations = _punctuations(sources, marks)
     if marks is not None:
@@ -195,21 +205,21 @@ def compile_window(df: DataFrame | Mapping[str, DataFrame], window: Window, *, p
 
 
 def _window_on_operator(sources: dict[str, DataFrame], window: Window, pipeline: str,
-                        state_cache: bool) -> Compiled:
+                        state_cache: bool, configure: bool = True) -> Compiled:
     """A stream on the WID operator, over the `sources` as read (it prepares
     them and splits off the punctuation rows in the same scan)."""
     check_streamable(window)
     cache_id = uuid.uuid4().hex if state_cache else None
-    plan = compile_operator(sources, window, pipeline, cache_id)
+    plan = compile_operator(sources, window, pipeline, cache_id, configure)
     wall = wall_clock(next(iter(sources.values())), window)
-    windows = windows_of(plan.rows, window, wall)
+    windows = windows_of(plan.rows, window, wall, plan.columns)
     explained = Execution(OPERATOR, (f"WID operator ({plan.spec.shards} shards, vectorised state per shard)",),
                           WHY_OPERATOR, setting_notes(plan.rows))
-    stream = StreamStage(plan.rows, lambda rows: windows_of(rows, window, wall),
-                         lambda rows: dead_letters_of(rows, window),
+    stream = StreamStage(plan.rows, lambda rows: windows_of(rows, window, wall, plan.columns),
+                         lambda rows: dead_letters_of(rows, window, plan.columns),
                          (lambda rows: retractions_of(rows, window, wall)) if window.definition.retracts else None,
-                         cache_id)
-    result = StageResult(windows, lambda: dead_letters_of(plan.rows, window), explained)
+                         cache_id, (lambda rows: changes_of(rows, window, wall, plan.columns)) if window.reemits else None)
+    result = StageResult(windows, lambda: dead_letters_of(plan.rows, window, plan.columns), explained)
     return Compiled(result, None, natural_key(window, windows.columns), _punctuations(sources, _marks(window)), stream)
 
 

@@ -83,8 +83,7 @@ def sink_warnings(spec: PipelineSpec | JoinPipelineSpec) -> list[str]:
         if sink.kind == "console":
             out.append(f"{role} is the console: rows are printed (at most {sink.rows}), not stored")
         if sink.kind == "kafka":  # what a consumer of the topic sees (wid.spec.delivery)
-            versions = isinstance(spec, PipelineSpec) and role == "target" and (
-                spec.window.emit == "on_update" or spec.window.late_data == "reopen")
+            versions = isinstance(spec, PipelineSpec) and role == "target" and spec.window.reemits
             out.append(consumer_view(role, sink.topic or "", sink.delivery, versions))
     return out
 
@@ -101,7 +100,7 @@ def warnings(spec: PipelineSpec | None, window: Window) -> list[str]:
     if streaming and window.late_data == "reopen":
         out.append(f"late rows reopen windows for allowed_lateness_ms = {window.allowed_lateness_ms}: a window "
                    "is written again, corrected (keyed sinks overwrite it; Parquet appends a second row)")
-    if streaming and window.definition.retracts and (window.late_data == "reopen" or window.emit == "on_update"):
+    if streaming and window.definition.retracts and window.reemits:
         out.append("sessions that merge or move their start are retracted from keyed sinks (deleted by natural "
                    "key); a Parquet sink keeps the stale rows")
     if streaming and window.late_data == "drop":

@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 from wid.aggregates.spark import FirstLast, SparkAgg
 from wid.aggregates.spark import value as agg_value
 from wid.spark.columns import Exact, field, getter, ident, sql, timestamp_us
+from wid.spec.time_text import EPOCH_NTZ, ISO_SECONDS
 from wid.spec.window import Window
 
 
@@ -37,10 +38,15 @@ def frame_values(df: DataFrame, aggs: Sequence[SparkAgg], frame: WindowSpec,
     return df.select("*", *fields), values
 
 
-def where_label(start_us: Column, end_us: Column, pipeline: str) -> Column:
-    """``[start, end) for pipeline P`` with UTC ISO-8601 bounds, for cap errors."""
+def where_label(start_us: Column, end_us: Column, pipeline: str, wall: bool = False) -> Column:
+    """``[start, end) for pipeline P`` for cap errors, the bounds (epoch
+    microseconds) as ISO-8601 UTC instants ending in ``Z``, or with `wall`
+    (microseconds of a wall clock read as UTC) as wall-clock times without
+    a zone: computed through a ``TIMESTAMP_NTZ``, so that no session time
+    zone takes part (`wid.spec.time_text`)."""
     def iso(us: Column) -> Column:
-        return F.date_format(timestamp_us(us), "yyyy-MM-dd'T'HH:mm:ss'Z'")
+        text = F.date_format(F.timestamp_add("MICROSECOND", us, F.expr(EPOCH_NTZ)), ISO_SECONDS)
+        return text if wall else F.concat(text, F.lit("Z"))
     return F.concat(F.lit("window ["), iso(start_us), F.lit(", "), iso(end_us), F.lit(f") for pipeline {pipeline}"))
 
 

@@ -12,6 +12,8 @@ from pyspark.sql import functions as F
 
 from wid.aggregates.spark import Inputs, SparkAgg, spark_agg
 from wid.spark.columns import TS
+from wid.spark.output import where_label
+from wid.spark.prepare import wall_clock
 from wid.spec.aggregation import Aggregation
 from wid.spec.window import Window
 
@@ -37,6 +39,13 @@ class Ctx:
         tb = F.col(self.window.tie_breaker) if self.window.tie_breaker else None
         inputs = Inputs(types=types, ts_us=F.col(TS), tie_breaker=tb, where=where)
         return [spark_agg(a, inputs) for a in (*self.window.aggregations, *extra)]
+
+    def aggs_within(self, start_us: Column, end_us: Column, extra: tuple[Aggregation, ...] = ()) -> list[SparkAgg]:
+        """`aggs`, whose cap errors name the window ``[start_us, end_us)``
+        (epoch microseconds): as UTC instants, or as wall-clock times when
+        the event time is a ``TIMESTAMP_NTZ`` read without a zone."""
+        wall = self.window.time_zone is None and wall_clock(self.rows, self.window)
+        return self.aggs(lambda: where_label(start_us, end_us, self.pipeline, wall=wall), extra)
 
     @property
     def holistic(self) -> list[str]:

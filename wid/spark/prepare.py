@@ -36,6 +36,7 @@ from wid.spark.columns import CORRUPT, PREFIX, REASON, TS, ident, sql_string, wa
 from wid.spark.source_files import with_source_file
 from wid.spec.inputs import window_columns
 from wid.spec.pipeline import KAFKA_VALUE
+from wid.spec.time_text import ROW_JSON_OPTIONS, instant_from_text
 from wid.spec.window import Window
 
 NUMERIC = "_wid_num_"  # + column: a string column an aggregation reads as a number, as DOUBLE
@@ -105,7 +106,8 @@ def event_time_us(df: DataFrame, name: str, unit: str, field: str = "event_time_
     microseconds (a ``TIMESTAMP_NTZ`` as its wall clock read as UTC, or with
     a `zone` as that zone's local time: Spark's ``to_utc_timestamp``, which
     moves a time in a gap forward by the gap and gives an ambiguous one its
-    first instant), with
+    first instant; a text by its own offset, else in `zone`, else in UTC,
+    whatever the session's zone: `wid.spec.time_text.instant_from_text`), with
     its checks: a text that does not parse ("unparseable event time"), and
     a value outside Spark's TIMESTAMP range or too large to convert ("event
     time out of range": ``try_multiply``, so that one row never fails the
@@ -121,7 +123,7 @@ def event_time_us(df: DataFrame, name: str, unit: str, field: str = "event_time_
         elif isinstance(dtype, T.TimestampType | T.DateType):
             raw = f"unix_micros(CAST({col} AS TIMESTAMP))"
         elif text:
-            raw = f"unix_micros(try_to_timestamp({col}))"
+            raw = f"unix_micros({instant_from_text(col, zone)})"
         else:
             raise ConfigError(field, f"column '{name}' is {dtype.simpleString()}, "
                               "not a timestamp", f"give {field}='ms' or 'us' for epoch numbers",
@@ -266,7 +268,7 @@ def row_json(prepared: DataFrame) -> Column:
     """The original row as JSON, or the raw text of a malformed record; a
     Kafka message always as JSON, which holds its bytes (``_key``,
     ``_value``, base64) and position."""
-    parsed = F.to_json(F.struct(*originals(prepared)), {"ignoreNullFields": "false"})
+    parsed = F.to_json(F.struct(*originals(prepared)), ROW_JSON_OPTIONS)
     if CORRUPT not in prepared.columns or KAFKA_VALUE in prepared.columns:
         return parsed
     return F.coalesce(F.col(CORRUPT), parsed)

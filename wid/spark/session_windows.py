@@ -26,7 +26,7 @@ from wid.kernels import pane_merge
 from wid.spark import arrow_merge, panes
 from wid.spark.columns import PANE, TS, WINDOW_ID, field, lit_long
 from wid.spark.execution import Execution, Planned, outline, planned
-from wid.spark.output import assemble, where_label
+from wid.spark.output import assemble
 from wid.spark.plan_context import Ctx
 from wid.spec.window import Window
 
@@ -72,7 +72,7 @@ def sorted_form(ctx: Ctx) -> DataFrame:
     rows = rows.withColumn(WINDOW_ID, (prev_end.isNull() | (F.col(TS) > prev_end)).cast("long"))
     rows = rows.withColumn(WINDOW_ID, F.sum(WINDOW_ID).over(upto))
     start_us, end_us = F.col("_wid_start"), F.col(END)
-    aggs = ctx.aggs(lambda: where_label(start_us, end_us, ctx.pipeline))
+    aggs = ctx.aggs_within(start_us, end_us)
     grouped = rows.groupBy(*keys, WINDOW_ID).agg(
         F.min(TS).alias("_wid_start"), F.max(END).alias(END),
         *[e.alias(field(i, k)) for i, a in enumerate(aggs) for k, e in a.partial().items()])
@@ -85,7 +85,7 @@ def fused(ctx: Ctx) -> DataFrame | None:
     w = ctx.window
     keys, gap = list(w.group_by), (w.gap_ms or 0) * 1000
     start_us, end_us = F.col(WINDOW_ID), F.col(LAST) + lit_long(gap)
-    aggs = ctx.aggs(lambda: where_label(start_us, end_us, ctx.pipeline))
+    aggs = ctx.aggs_within(start_us, end_us)
     spec = pane_merge.MergeSpec(keys=tuple(keys), pane=PANE, shape="gapped", fields=(), length=gap)
     last = pane_merge.FieldOp("max", (PANE,), (LAST,))
     merged = arrow_merge.fused(panes.by_key(ctx.rows, keys), keys, F.col(TS), spec, aggs, pane_ops=(last,))

@@ -68,6 +68,27 @@ def local_cores(master: str) -> int | None:
     return (os.cpu_count() or 1) if n == "*" else int(n)
 
 
+# Attempts a task gets on a local master wid starts. A local master ignores ``spark.task.maxFailures``
+# (4 on a cluster): only ``local[N,F]`` retries. One retry: every attempt runs on the same machine, so
+# a cause that outlasts one (load) is as likely to fail a third, while a deterministic error (a file of
+# another schema) would wait for every attempt, and a transient failure of the last one would be the
+# error reported in its place.
+LOCAL_TASK_ATTEMPTS = 2
+
+
+def with_task_retries(master: str) -> str:
+    """`master` with `LOCAL_TASK_ATTEMPTS` attempts per task when it is a
+    ``local``, ``local[N]`` or ``local[*]`` master that names none
+    (``local[2]`` becomes ``local[2,2]``); any other master as it is. A
+    local master otherwise fails a job, and so a stream, at a task's first
+    failure, such as a Python worker that did not connect back on a loaded
+    machine, which a cluster would have retried."""
+    match = re.fullmatch(r"local(?:\[(\*|\d+)\])?", master)
+    if not match:
+        return master
+    return f"local[{match.group(1) or 1},{LOCAL_TASK_ATTEMPTS}]"
+
+
 def session_conf(master: str, conf: dict[str, Any]) -> dict[str, Any]:
     """`conf` with wid's session defaults for `master` added where it sets
     nothing (see `spark_session`)."""
@@ -105,7 +126,9 @@ def spark_session(master: str | None = None, app_name: str = "wid", conf: dict[s
     set to UTC and, for a classic session wid starts, the UI off, Spark's
     log at ERROR and Python workers on this interpreter.
 
-    `master` defaults to ``local[*]`` (the embedded default); `master` and
+    `master` defaults to ``local[*]`` (the embedded default); a local
+    master retries a failed task as a cluster does (`with_task_retries`);
+    `master` and
     `remote` apply only where nothing else chose (`chosen_outside`). `conf`
     holds Spark settings: all of them configure a classic session wid
     starts; a running session or a Connect server takes only those a client
@@ -198,7 +221,7 @@ def _classic(master: str | None, app_name: str, conf: dict[str, Any]) -> Any:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
     if master is not None:
-        builder = builder.master(master)
+        builder = builder.master(with_task_retries(master))
     for key, value in {**CLASSIC_DEFAULTS, **SESSION_DEFAULTS, **conf}.items():
         builder = builder.config(key, str(value))
     return builder.getOrCreate()
@@ -224,4 +247,5 @@ def _set_session_conf(session: Any, conf: dict[str, Any], created: bool) -> None
                  ", ".join(sorted(kept)))
 
 
-__all__ = ["check_master_answers", "chosen_outside", "is_connect", "local_cores", "session_conf", "spark_session"]
+__all__ = ["LOCAL_TASK_ATTEMPTS", "check_master_answers", "chosen_outside", "is_connect", "local_cores", "session_conf",
+           "spark_session", "with_task_retries"]

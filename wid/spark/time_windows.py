@@ -28,7 +28,7 @@ from wid.semantics.windowing import Hopping, Landmark
 from wid.spark import pane_plan, panes
 from wid.spark.columns import PANE, TS, WINDOW_ID, Exact, exact, ident, long_range, sql
 from wid.spark.execution import Execution, Planned, outline, planned
-from wid.spark.output import assemble, where_label
+from wid.spark.output import assemble
 from wid.spark.plan_context import Ctx, holistic
 from wid.spec.window import Window
 
@@ -75,7 +75,7 @@ def tumbling(ctx: Ctx) -> Planned:
     w = ctx.window
     geo = time_geometry(w)
     start, end = _extent(geo)
-    aggs = ctx.aggs(lambda: where_label(start.col, end.col, ctx.pipeline))
+    aggs = ctx.aggs_within(start.col, end.col)
     bucket = geo.last_window_starting_by(exact(TS))
     grouped = panes.partials(ctx.rows, w.group_by, bucket, aggs, name=WINDOW_ID)
     return planned(assemble(grouped, w, start, end, values=panes.finished(aggs, "p"), label=label(w, geo, start)),
@@ -145,7 +145,7 @@ def hopping(ctx: Ctx) -> Planned:
     if shape == "bucket":
         return planned(tumbling(ctx).output, outline_tumbling(w).forms[0], why)
     start, end = _extent(geo)
-    aggs = ctx.aggs(lambda: where_label(start.col, end.col, ctx.pipeline))
+    aggs = ctx.aggs_within(start.col, end.col)
     keys = list(w.group_by)
     named = label(w, geo, start)
     if shape == "copy":
@@ -172,7 +172,7 @@ def landmark(ctx: Ctx) -> Planned:
     geo = landmark_geometry(w)
     window_id = exact(WINDOW_ID)
     end, start = geo.end(window_id), geo.start(window_id)
-    aggs = ctx.aggs(lambda: where_label(start.col, end.col, ctx.pipeline))
+    aggs = ctx.aggs_within(start.col, end.col)
     keys = list(w.group_by)
     last_col = "_wid_last"  # the last window a row's pane reaches
     pane_of = geo.pane(exact(TS))

@@ -368,6 +368,17 @@ class StreamSpec:
             return {"realTime": REAL_TIME_BATCH}
         return {"processingTime": self.trigger}
 
+    @property
+    def interval_s(self) -> float:
+        """The trigger's interval in seconds; 0 for ``available-now``,
+        ``once`` and real-time mode, which start each micro-batch as the
+        last one ends."""
+        match = _INTERVAL.match(self.trigger)
+        if match is None:
+            return 0.0
+        number, unit = self.trigger.split()[0], match.group(1)
+        return int(number) * {"millisecond": 0.001, "second": 1, "minute": 60, "hour": 3600}[unit]
+
 
 _INTERVAL = re.compile(r"^\d+ (millisecond|second|minute|hour)s?$")
 

@@ -295,6 +295,15 @@ class Window:
         return self.definition.closing_columns(self)
 
     @property
+    def reemits(self) -> bool:
+        """Whether, on a stream, a window may be emitted more than once:
+        its partial values (``emit = "on_update"``) or its corrections
+        (``late_data = "reopen"``), with retractions for a session that
+        merges or moves its start. Its output is then a sequence of
+        upserts (and deletes) on the natural key, not an append."""
+        return self.emit == "on_update" or self.late_data == "reopen"
+
+    @property
     def numeric_columns(self) -> tuple[str, ...]:
         """The input columns some aggregation reads as numbers (see
         `wid.spec.catalog.AggShape.numeric`), in order of first use."""

@@ -35,3 +35,22 @@ def test_shards_equal_the_oracle(window: Window, batches: list[MicroBatch], shar
     with mock.patch.object(time_engine, "EMIT_WINDOWS", chunk):
         got = LocalOperator(window, SCHEMA, shards).run(batches)
     assert_same_results(window, got, run_stream(batches, window))
+
+
+def test_a_shard_keeps_the_number_of_its_micro_batches_and_stamps_its_rows_with_it() -> None:
+    # the changelog of a window emitted more than once orders a window's emissions by it
+    # (wid.spark.operator.changelog); a checkpoint written before it was kept counts from 0
+    import json
+
+    import pyarrow as pa
+
+    from wid.kernels.operator.output import KIND, SEQUENCE, STATS, WINDOW_ROW, frames
+    from wid.kernels.operator.shard import Meta, ShardOutput
+
+    assert Meta.loads(Meta(batches=7).dumps()).batches == 7
+    assert Meta.loads(json.dumps({"global": None, "sources": {}, "shards": 2, "layout": 2}).encode()).batches == 0
+    schema = pa.schema([(KIND, pa.string()), ("n", pa.int64()), (SEQUENCE, pa.int64()), (STATS, pa.string())])
+    out = ShardOutput(windows=pa.table({"n": [1, 2]}), stats={"rows": 2}, sequence=8)
+    got = [f.to_dict("records") for f in frames(out, schema)]
+    assert [(r[KIND], r["n"], r[SEQUENCE]) for f in got for r in f][:2] == [(WINDOW_ROW, 1, 8), (WINDOW_ROW, 2, 8)]
+    assert got[-1][0][SEQUENCE] == 8 and json.loads(got[-1][0][STATS]) == {"rows": 2}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +44,14 @@ def ddl(schema: pa.Schema) -> str:
     return ", ".join(f"{f.name} {names[f.type]}" for f in schema)
 
 
-def run_on_spark(spark: Any, root: Path, batches: list[MicroBatch], window: Window, schema: pa.Schema
-                 ) -> list[BatchResult]:
-    """Run `window` on the batches (all from source ``a``); one result per
-    micro-batch Spark ran (it runs one per landing file)."""
+def run_on_spark(spark: Any, root: Path, batches: list[MicroBatch], window: Window, schema: pa.Schema,
+                 through: Callable[[Any], Any] | None = None) -> list[BatchResult]:
+    """Run `window` on the batches (all from source ``a``), read through
+    `through` when given (a DataFrame step); one result per micro-batch
+    Spark ran (it runs one per landing file)."""
     land(root / "land", batches)
     df = spark.readStream.schema(ddl(schema)).option("maxFilesPerTrigger", 1).json(str(root / "land"))
+    df = df if through is None else through(df)
     result = compile_window(df, window, source="a")
     assert result.operator is not None, result.result.explain.form
     seen: dict[int, list[dict[str, Any]]] = defaultdict(list)

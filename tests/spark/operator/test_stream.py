@@ -174,7 +174,7 @@ def test_timestamp_event_times_and_late_rows_as_json(spark: Any, tmp_path: Path)
     oracle = run_stream(stamped(naive), window)
     want = sorted((e.row["k"], e.row["n"], e.row["last_ts"]) for o in oracle for e in o.emitted)
     assert sorted((g["k"], g["n"], g["last_ts"].replace(tzinfo=None)) for g in got) == want
-    assert [json.loads(d["row_json"]) for d in dead] == [{"k": "a", "ts": "2024-03-01T12:00:02.000Z"}]
+    assert [json.loads(d["row_json"]) for d in dead] == [{"k": "a", "ts": "2024-03-01T12:00:02.000000Z"}]
     assert [d["reason"] for d in dead] == ["late: its window was already emitted"]
 
 

@@ -24,6 +24,7 @@ from wid.kernels.tables import CHUNK_ROWS
 
 KIND = "_wid_kind"
 STATS = "_wid_stats"
+SEQUENCE = "_wid_seq"  # the shard's micro-batch number (`ShardOutput.sequence`), where the plan's schema asks for it
 # the kinds of output row, in `KIND`
 WINDOW_ROW = "w"      # a window: bounds, final flag, group columns, aggregates (a join: a fired left row)
 RETRACTION_ROW = "r"  # the natural key of a session window the sink must delete
@@ -32,13 +33,16 @@ REJECTED_ROW = "d"    # a row rejected as bad input, for the dead letter
 COUNTS_ROW = "s"      # one shard's counts for the micro-batch, JSON in `STATS`
 
 
-def conform(table: pa.Table, kind: str, schema: pa.Schema) -> pa.RecordBatch:
-    """`table`'s columns cast to `schema`, missing ones NULL, `KIND` set."""
+def conform(table: pa.Table, kind: str, schema: pa.Schema, sequence: int | None = None) -> pa.RecordBatch:
+    """`table`'s columns cast to `schema`, missing ones NULL, `KIND` set,
+    and `SEQUENCE` set to `sequence` when `schema` has it."""
     n = table.num_rows
     arrays = []
     for f in schema:
         if f.name == KIND:
             arrays.append(pa.repeat(pa.scalar(kind, f.type), n))  # a Python list of n strings: 0.25 s at 625,000
+        elif f.name == SEQUENCE:
+            arrays.append(pa.repeat(pa.scalar(sequence, f.type), n))
         elif f.name in table.column_names:
             arrays.append(pc.cast(table.column(f.name).combine_chunks(), f.type))
         else:
@@ -56,10 +60,11 @@ def frames(out: ShardOutput, schema: pa.Schema, chunk_rows: int = CHUNK_ROWS) ->
     for kind, part in ((WINDOW_ROW, out.windows), (RETRACTION_ROW, out.retractions), (LATE_ROW, out.late),
                        (REJECTED_ROW, out.rejected)):
         for table in tables(part):
-            rows = conform(table, kind, schema)
+            rows = conform(table, kind, schema, out.sequence)
             for start in range(0, rows.num_rows, chunk_rows):
                 yield frame(rows.slice(start, chunk_rows))
-    yield frame(conform(pa.table({STATS: pa.array([json.dumps(out.stats)], pa.string())}), COUNTS_ROW, schema))
+    stats = pa.table({STATS: pa.array([json.dumps(out.stats)], pa.string())})
+    yield frame(conform(stats, COUNTS_ROW, schema, out.sequence))
 
 
 def frame(rows: pa.RecordBatch) -> pd.DataFrame:
@@ -71,5 +76,5 @@ def frame(rows: pa.RecordBatch) -> pd.DataFrame:
                          for name, col in zip(rows.schema.names, rows.columns, strict=True)})
 
 
-__all__ = ["COUNTS_ROW", "KIND", "LATE_ROW", "REJECTED_ROW", "RETRACTION_ROW", "STATS", "WINDOW_ROW", "conform", "frame",
-           "frames"]
+__all__ = ["COUNTS_ROW", "KIND", "LATE_ROW", "REJECTED_ROW", "RETRACTION_ROW", "SEQUENCE", "STATS", "WINDOW_ROW",
+           "conform", "frame", "frames"]

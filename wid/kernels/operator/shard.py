@@ -99,16 +99,19 @@ LAYOUT = 2
 @dataclass
 class Meta:
     """A shard's watermarks, the shard count its state was written with,
-    and the layout of that state (`LAYOUT`)."""
+    the layout of that state (`LAYOUT`), and how many micro-batches the
+    shard has run (`batches`: a checkpoint written before it was kept
+    counts from 0; a replayed micro-batch counts to the same number)."""
 
     marks: Watermarks = field(default_factory=Watermarks)
     shards: int | None = None
     layout: int = LAYOUT
+    batches: int = 0
 
     def dumps(self) -> bytes:
         sources = {k: [c.watermark_us, c.last_arrival_ms] for k, c in self.marks.sources.items()}
         return json.dumps({"global": self.marks.global_us, "sources": sources, "shards": self.shards,
-                           "layout": LAYOUT}).encode()
+                           "layout": LAYOUT, "batches": self.batches}).encode()
 
     @staticmethod
     def loads(blob: bytes | None) -> Meta:
@@ -116,7 +119,7 @@ class Meta:
             return Meta()
         doc = json.loads(blob)
         clocks = {k: SourceClock(v[0], v[1]) for k, v in doc["sources"].items()}
-        return Meta(Watermarks(clocks, doc["global"]), doc["shards"], doc.get("layout", 1))
+        return Meta(Watermarks(clocks, doc["global"]), doc["shards"], doc.get("layout", 1), doc.get("batches", 0))
 
 
 @dataclass(frozen=True)
@@ -166,13 +169,16 @@ class ShardOutput:
     """What a shard emits for one micro-batch (see `wid.spark.operator.query`
     for the columns) and its counts. `windows` may be lazy (`Emitted`): it
     is read after `run_batch` returns, so an engine that emits lazily keeps
-    what its chunks need (the state it evicts included) until then."""
+    what its chunks need (the state it evicts included) until then.
+    `sequence` numbers the shard's micro-batch (`Meta.batches`): a group's
+    rows all come from one shard, so it orders the emissions of a window."""
 
     windows: Emitted = None
     retractions: pa.Table | None = None
     late: pa.Table | None = None
     rejected: pa.Table | None = None
     stats: dict[str, Any] = field(default_factory=dict)
+    sequence: int | None = None
 
 
 class Engine(Protocol):
@@ -255,6 +261,8 @@ def run_batch(spec: OperatorSpec, store: Store, engine: Engine, rows: pa.Table,
     if keyed is not None:
         store.put("keyed", state_bytes(keyed))
     meta.shards = spec.shards
+    meta.batches += 1
+    out.sequence = meta.batches
     windows, groups = engine.held()
     n_late = int(late.sum())
     out.stats = {"rows": data.num_rows, "aggregated": int(accepted.sum()), "punctuations": puncts.num_rows,

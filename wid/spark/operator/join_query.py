@@ -46,6 +46,7 @@ from wid.spark.prepare import row_json
 from wid.spark.source_files import source_file
 from wid.spec.aggregation import Aggregation
 from wid.spec.join import SYSTEM_TIME, WindowJoin
+from wid.spec.time_text import ROW_JSON_OPTIONS
 
 FORM = "WID operator: window join sharded by matching key, vectorised state in Spark's state store"
 WHY = ("a streaming window fires when a right row of its key past its end arrives (or max_delayed_time): "
@@ -159,7 +160,7 @@ def late_rows_of(rows: DataFrame, left_source: str) -> DataFrame:
     own side's columns (the left side's rows have `left_source` as source)."""
     def as_json(prefix: str) -> Column:
         cols = [F.col(c).alias(c[len(prefix):]) for c in rows.columns if c.startswith(prefix)]
-        return F.to_json(F.struct(*cols), {"ignoreNullFields": "false"})
+        return F.to_json(F.struct(*cols), ROW_JSON_OPTIONS)
 
     row_json = F.when(F.col(SRC) == left_source, as_json(LEFT_ORIGINAL)).otherwise(as_json(RIGHT_ORIGINAL))
     return rows.where(F.col(KIND) == LATE_ROW).select(F.col(REASON_COLUMN).alias("reason"), F.col(SRC).alias("source"),

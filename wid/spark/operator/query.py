@@ -16,7 +16,7 @@ refused by the shards (see `wid.kernels.operator.shard.run_batch`).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -31,6 +31,7 @@ from wid.kernels.operator.output import (
     LATE_ROW,
     REJECTED_ROW,
     RETRACTION_ROW,
+    SEQUENCE,
     STATS,
     WINDOW_ROW,
 )
@@ -59,6 +60,7 @@ from wid.spark.prepare import (
 from wid.spark.shipping import ship
 from wid.spark.source_files import source_file
 from wid.spec.pipeline import KAFKA_PARTITION, KAFKA_TOPIC
+from wid.spec.time_text import ROW_JSON_OPTIONS
 from wid.spec.window import FINAL_COLUMN, Window
 
 US = 1000
@@ -89,11 +91,13 @@ def operator_spec(window: Window, *, pipeline: str, shards: int, dead_letter_col
 
 @dataclass(frozen=True)
 class OperatorPlan:
-    """The operator's output rows (every kind, see `wid.kernels.operator.output`)
-    and what was compiled."""
+    """The operator's output rows (every kind, see `wid.kernels.operator.output`),
+    what was compiled, and the rows' `columns` (known without asking Spark
+    to analyse the plan)."""
 
     rows: DataFrame
     spec: OperatorSpec
+    columns: tuple[str, ...]
 
 
 def shard_keys(spark: SparkSession, shards: int, partitions: int) -> list[int]:
@@ -167,8 +171,9 @@ def _output_schema(source: DataFrame, window: Window, dead_letter: bool) -> T.St
     schema: the row kind, bounds and final flag, (count: the window id,)
     the group columns (rolling: every input column), each aggregation typed
     as the batch plans type it (`wid.aggregates.spark.result_type`), the
-    dead-letter columns and the shards' counts. Nullable: each kind of row
-    leaves the others' columns NULL."""
+    dead-letter columns, the shard's micro-batch number when a window may
+    be emitted more than once (`Window.reemits`) and the shards' counts.
+    Nullable: each kind of row leaves the others' columns NULL."""
     inputs = [f for f in source.schema.fields if not f.name.startswith(PREFIX)]
     types = {f.name: f.dataType for f in inputs} | {name: T.DoubleType() for name in numeric_casts(source, window)}
     fields = [T.StructField(KIND, T.StringType()), T.StructField(START, T.LongType()),
@@ -181,12 +186,14 @@ def _output_schema(source: DataFrame, window: Window, dead_letter: bool) -> T.St
     if dead_letter:
         fields += [T.StructField(ORIGINAL + f.name, f.dataType) for f in inputs]
     fields += [T.StructField(c, T.StringType()) for c in (SRC, FILE, REASON_COLUMN, ROW_JSON)]
+    if window.reemits:  # orders a window's emissions (`changes_of`)
+        fields.append(T.StructField(SEQUENCE, T.LongType()))
     return T.StructType([*fields, T.StructField(STATS, T.StringType())])
 
 
-def operator_layout(spark: SparkSession) -> tuple[int, int]:
-    """(shuffle partitions, shards) of an operator plan; sets the RocksDB
-    state store, which transformWithState needs, and turns on its changelog
+def store_settings(spark: SparkSession) -> dict[str, str]:
+    """The settings the operator needs that `spark` lacks: Spark's RocksDB
+    state store, which transformWithState needs, and its changelog
     checkpointing unless the session says otherwise.
 
     Changelog checkpointing (Spark's documented switch; a checkpoint moves
@@ -196,23 +203,29 @@ def operator_layout(spark: SparkSession) -> tuple[int, int]:
     shard every batch, so without it each commit zips and syncs a snapshot:
     on the rolling benchmark (`benchmarks.stream_rolling`) the commits of 4
     shards took 460-590 ms a batch, with it 260-300 ms."""
-    if spark.conf.get(PROVIDER, "") != ROCKSDB:
-        spark.conf.set(PROVIDER, ROCKSDB)
-    if spark.conf.get(CHANGELOG, None) is None:
-        spark.conf.set(CHANGELOG, "true")
+    out = {} if spark.conf.get(PROVIDER, "") == ROCKSDB else {PROVIDER: ROCKSDB}
+    return out | ({CHANGELOG: "true"} if spark.conf.get(CHANGELOG, None) is None else {})
+
+
+def operator_layout(spark: SparkSession, configure: bool = True) -> tuple[int, int]:
+    """(shuffle partitions, shards) of an operator plan; with `configure`,
+    sets the `store_settings` the session lacks (without, whoever starts
+    the query sets them on it, as a declarative pipeline's flow does)."""
+    for key, value in (store_settings(spark) if configure else {}).items():
+        spark.conf.set(key, value)
     partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
     return partitions, int(spark.conf.get(SHARDS_CONF, str(partitions)) or partitions)
 
 
 def compile_operator(sources: Mapping[str, DataFrame], window: Window, pipeline: str,
-                     cache_id: str | None = None) -> OperatorPlan:
+                     cache_id: str | None = None, configure: bool = True) -> OperatorPlan:
     """The WID operator over several named sources (their rows as read: the
     operator prepares them, and marks the punctuation predicate's rows);
     with a `cache_id`, its shards keep a host-local copy of their state
-    (see `through_shards`)."""
+    (see `through_shards`); `configure`: see `operator_layout`."""
     first = next(iter(sources.values()))
     spark = first.sparkSession
-    _, shards = operator_layout(spark)
+    _, shards = operator_layout(spark, configure)
     dead_letter = window.late_data == "dlq"
     inputs = T.StructType([f for f in first.schema.fields if not f.name.startswith(PREFIX)])
     check_stream(window, inputs)
@@ -226,8 +239,8 @@ def compile_operator(sources: Mapping[str, DataFrame], window: Window, pipeline:
         window.closing_columns
     scoped = bool(window.punctuation is not None and window.punctuation.scope)
     schema = _output_schema(first, window, dead_letter)
-    return OperatorPlan(through_shards(rows, list(keys), ShardCall(spec), schema, scoped=scoped,
-                                       constants=constants, cache_id=cache_id), spec)
+    return OperatorPlan(through_shards(rows, list(keys), ShardCall(spec), schema, scoped=scoped, constants=constants,
+                                       cache_id=cache_id, configure=configure), spec, tuple(schema.fieldNames()))
 
 
 def unsent(window: Window, sources: Mapping[str, DataFrame]) -> dict[str, object]:
@@ -241,7 +254,7 @@ def unsent(window: Window, sources: Mapping[str, DataFrame]) -> dict[str, object
 
 def through_shards(rows: DataFrame, keys: list[str], call: ShardCall, schema: T.StructType, *,
                    scoped: bool = False, constants: Mapping[str, object] | None = None,
-                   cache_id: str | None = None) -> DataFrame:
+                   cache_id: str | None = None, configure: bool = True) -> DataFrame:
     """`rows` (the operator's input columns but those named in `constants`)
     sharded by ``pmod(xxhash64(keys), shards)``, packed per shard, through
     `call` (once per shard and micro-batch, inside `WidProcessor`), which
@@ -254,9 +267,9 @@ def through_shards(rows: DataFrame, keys: list[str], call: ShardCall, schema: T.
     a directory of that name, which whoever runs the query removes when it
     ends (`wid.spark.operator.cache_files.drop_cache_dirs`): wid's pipeline
     runner does; a stream started by hand runs without the copy unless it
-    asks for it."""
+    asks for it. `configure`: see `operator_layout`."""
     spark = rows.sparkSession
-    partitions, shards = operator_layout(spark)
+    partitions, shards = operator_layout(spark, configure)
     shard_of = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(shards)) if keys else F.lit(0)
     # the shard as a 4-byte int: 4 bytes a row less through the Arrow conversion into `pack`
     rows = rows.withColumn(SHARD, shard_of.cast("int")).withColumn(BATCH_MS, F.unix_millis(F.current_timestamp()))
@@ -275,38 +288,48 @@ def _packed_json() -> dict[str, object]:
     return from_arrow_schema(PACKED).jsonValue()
 
 
-def windows_of(rows: DataFrame, window: Window, wall_clock: bool = False) -> DataFrame:
+def windows_of(rows: DataFrame, window: Window, wall_clock: bool = False, columns: Sequence[str] | None = None, *,
+               then: tuple[Column, ...] = ()) -> DataFrame:
     """The window rows among the operator's output, in docs/semantics.md#window-kinds's
     columns (timestamps, or wall-clock ``TIMESTAMP_NTZ`` with `wall_clock`;
     a rolling row is its input columns and the aliases), plus ``is_final``
-    with ``emit = "on_update"``."""
+    with ``emit = "on_update"``, then the columns `then` (of the operator's
+    rows). `columns`: the operator rows' (`OperatorPlan.columns`), which
+    spares Spark an analysis of `rows`; a declarative pipeline's query
+    function may not ask for one."""
     extra = (F.col(FINAL).alias(FINAL_COLUMN),) if window.emit == "on_update" else ()
     windows = rows.where(F.col(KIND) == WINDOW_ROW)
     if window.definition.row_windows:
-        return windows.select(*[c for c in rows.columns if not c.startswith(PREFIX)], *extra)
+        present = rows.columns if columns is None else columns
+        return windows.select(*[c for c in present if not c.startswith(PREFIX)], *extra, *then)
     window_id = F.col(window.window_id_column) if window.definition.numbered else None
-    out = assemble(windows, window, F.col(START), F.col(END), window_id=window_id, extra=extra,
+    out = assemble(windows, window, F.col(START), F.col(END), window_id=window_id, extra=extra + then,
                    label=plan_of(window).label(window, exact(START), exact(END)))
-    return as_wall_clock(out, window.output_prefix[:2], window.time_zone) if wall_clock else out
+    bounds = window.output_prefix[:2]
+    return as_wall_clock(out, bounds, window.time_zone, columns=bounds) if wall_clock else out
 
 
-def retractions_of(rows: DataFrame, window: Window, wall_clock: bool = False) -> DataFrame:
+def retractions_of(rows: DataFrame, window: Window, wall_clock: bool = False, *,
+                   then: tuple[Column, ...] = ()) -> DataFrame:
     """The natural keys (window start, group columns) of session windows the
-    operator retracted: the sink must delete them (they merged into another
-    session, or took an earlier start)."""
-    out = rows.where(F.col(KIND) == RETRACTION_ROW).select(timestamp_us(F.col(START)).alias(window.window_start_column),
-                                                *window.group_by)
-    return as_wall_clock(out, (window.window_start_column,), window.time_zone) if wall_clock else out
+    operator retracted, then the columns `then`: the sink must delete them
+    (they merged into another session, or took an earlier start)."""
+    start = window.window_start_column
+    out = rows.where(F.col(KIND) == RETRACTION_ROW).select(timestamp_us(F.col(START)).alias(start), *window.group_by,
+                                                           *then)
+    return as_wall_clock(out, (start,), window.time_zone, columns=(start,)) if wall_clock else out
 
 
-def late_rows_of(rows: DataFrame) -> DataFrame:
+def late_rows_of(rows: DataFrame, columns: Sequence[str] | None = None) -> DataFrame:
     """The late rows the operator sent to the dead letter, in the dead-letter
-    shape (reason, source, source_file, row_json)."""
-    originals = [F.col(c).alias(c[len(ORIGINAL):]) for c in rows.columns if c.startswith(ORIGINAL)]
+    shape (reason, source, source_file, row_json); `columns`: as for
+    `windows_of`."""
+    present = rows.columns if columns is None else columns
+    originals = [F.col(c).alias(c[len(ORIGINAL):]) for c in present if c.startswith(ORIGINAL)]
     late = rows.where(F.col(KIND) == LATE_ROW)
     return late.select(F.col(REASON_COLUMN).alias("reason"), F.col(SRC).alias("source"),
                        F.col(FILE).alias("source_file"),
-                       F.to_json(F.struct(*originals), {"ignoreNullFields": "false"}).alias("row_json"))
+                       F.to_json(F.struct(*originals), ROW_JSON_OPTIONS).alias("row_json"))
 
 
 def rejected_rows_of(rows: DataFrame) -> DataFrame:
@@ -316,13 +339,13 @@ def rejected_rows_of(rows: DataFrame) -> DataFrame:
                                                  F.col(FILE).alias("source_file"), F.col(ROW_JSON).alias("row_json"))
 
 
-def dead_letters_of(rows: DataFrame, window: Window) -> DataFrame:
+def dead_letters_of(rows: DataFrame, window: Window, columns: Sequence[str] | None = None) -> DataFrame:
     """Every dead letter among the operator's output: rejected rows, and the
-    late rows under ``late_data = "dlq"``."""
+    late rows under ``late_data = "dlq"``; `columns`: as for `windows_of`."""
     rejected = rejected_rows_of(rows)
-    return rejected.unionByName(late_rows_of(rows)) if window.late_data == "dlq" else rejected
+    return rejected.unionByName(late_rows_of(rows, columns)) if window.late_data == "dlq" else rejected
 
 
 __all__ = ["CHANGELOG", "OperatorPlan", "PROVIDER", "REASON_COLUMN", "ROCKSDB", "SHARDS_CONF", "STATE_CACHE_CONF",
            "compile_operator", "dead_letters_of", "late_rows_of", "operator_layout", "operator_spec",
-           "rejected_rows_of", "retractions_of", "shard_keys", "through_shards", "windows_of"]
+           "rejected_rows_of", "retractions_of", "shard_keys", "store_settings", "through_shards", "windows_of"]

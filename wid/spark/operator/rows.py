@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from pyspark.sql import Column
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from wid.kernels.operator.output import (
@@ -37,6 +37,24 @@ def first_rejected() -> Column:
     was): an aggregate Column, for an observation."""
     rejected = F.struct(F.col(REASON).alias("reason"), F.col(ROW_JSON).alias("row_json"))
     return F.first(F.when(of_kind(REJECTED_ROW), rejected), ignorenulls=True)
+
+
+# the shards' counts (`wid.kernels.operator.shard.run_batch`) that `counts_of` reads, as Spark SQL types
+COUNTS = "rows BIGINT, rejected BIGINT, late_dropped BIGINT, late_dlq BIGINT, aggregated BIGINT, punctuations BIGINT, " \
+    "watermark_us BIGINT, batch_ms BIGINT"
+
+
+def counts_of(rows: DataFrame) -> DataFrame:
+    """The operator's output `rows` reduced to its counts, one row per shard
+    and micro-batch, in the columns of `COUNTS`: data rows (good rows:
+    `aggregated` plus late), rejected rows, late rows dropped and sent to
+    the dead letter, aggregated rows, punctuation rows, the global
+    watermark after the micro-batch and Spark's timestamp of the
+    micro-batch (epoch microseconds and milliseconds; the watermark NULL
+    before there is one). Needs no analysis of `rows` (a declarative
+    pipeline's query function may not ask for one)."""
+    counts = F.from_json(F.col(STATS), COUNTS)
+    return rows.where(of_kind(COUNTS_ROW)).select(counts.alias("c")).select("c.*")
 
 
 def of_kind(kind: str) -> Column:
@@ -78,5 +96,5 @@ def shard_counts(stats: Iterable[str]) -> ShardCounts:
                        watermark_us=max(marks) if marks else None, sources_us=sources)
 
 
-__all__ = ["COUNTS_ROW", "KIND", "LATE_ROW", "REJECTED_ROW", "RETRACTION_ROW", "STATS", "WINDOW_ROW", "ShardCounts",
-           "first_rejected", "of_kind", "shard_counts"]
+__all__ = ["COUNTS", "COUNTS_ROW", "KIND", "LATE_ROW", "REJECTED_ROW", "RETRACTION_ROW", "STATS", "WINDOW_ROW",
+           "ShardCounts", "counts_of", "first_rejected", "of_kind", "shard_counts"]
