@@ -213,3 +213,19 @@ def test_the_output_s_plan_names_no_input_files(spark: Any, tmp_path: Any, capsy
     assert "input_file_name" not in capsys.readouterr().out
     result.dead_letter.explain(extended=True)
     assert "input_file_name" in capsys.readouterr().out
+
+
+def test_a_batch_keeps_future_rows_as_spark_s_window_does(spark: Any) -> None:
+    # point 7 of issue 55: a row dated 2030 went to the dead letter as "event time in the future" in batch, where
+    # a table of bookings is normal input and Spark's window() keeps it; the one-day guard is a stream's default
+    from datetime import datetime
+
+    df = spark.createDataFrame([("a", datetime(2024, 5, 1, 9, 1)), ("a", datetime(2030, 1, 1, 12, 0)),
+                                ("b", datetime(2031, 6, 1, 8, 30))], "k string, ts timestamp")
+    w = Window(kind="tumbling", duration="1 hour", event_time_column="ts", group_by=["k"], aggregations=N)
+    result = wid.window_result(df, w)
+    assert result.dead_letter.count() == 0
+    spark_s = df.groupBy(F.window("ts", "1 hour"), "k").count().select("window.start", "window.end", "k", "count")
+    assert sorted(result.output.collect()) == sorted(spark_s.collect())
+    guarded = wid.window_result(df, replace(w, max_future_ms=86_400_000))  # set, a batch judges it
+    assert [r.reason for r in guarded.dead_letter.collect()] == [reasons.IN_FUTURE] * 2
