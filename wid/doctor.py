@@ -71,11 +71,11 @@ def _java() -> Check:
                  "" if ok else f"Spark 4 runs on Java 17 or 21; {JAVA_FIX}")
 
 
-def _package(name: str, want: str | None, fix: str, required: bool = True) -> Check:
+def _package(name: str, want: str | None, fix: str) -> Check:
     try:
         version = importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
-        return Check(name, False, "not installed", fix, optional=not required)
+        return Check(name, False, "not installed", fix)
     ok = want is None or version == want
     return Check(name, ok, version, "" if ok else fix)
 
