@@ -4,6 +4,10 @@ departure order: the input of `flights_kafka.toml`.
     python -m tools.kafka_broker start          # a local broker on 127.0.0.1:9092
     python examples/flights_kafka.py [--bootstrap 127.0.0.1:9092] [--topic departures] [--limit N]
 
+Run from a clone (``pip install -e '.[examples]'``): the broker helper and
+the Kafka client it uses are the repository's development tools
+(``tools/``), not part of the installed package.
+
 The topic gets 3 partitions, one per origin airport (EWR, JFK, LGA), as a
 feed keyed by airport would have. Each message is one departure: its
 timestamp is the actual departure (epoch milliseconds, the pipeline's event

@@ -31,7 +31,10 @@ def assert_recovered(result: dict[str, object]) -> None:
 
 @pytest.mark.parametrize("policy", ["drop", "dlq", "reopen"])
 def test_time_windows_killed_after_a_commit_and_inside_a_micro_batch(tmp_path: Path, policy: str) -> None:
-    kills = [KillAt("after-commit", 1), KillAt("in-batch", 4)]
+    # reopen, whose state holds the most (emitted windows kept for their corrections), is killed twice; drop and
+    # dlq once, inside a micro-batch (each kill is a restart of Spark: CI's time). The campaign kills every policy
+    # at random points, many times: python -m benchmarks.crash_recovery --runs 50
+    kills = [KillAt("after-commit", 1), KillAt("in-batch", 4)] if policy == "reopen" else [KillAt("in-batch", 4)]
     result = crash_run(tmp_path, seed=7, kills=kills, files=8, extent=HOPPING + POLICIES[policy])
     assert_recovered(result)
     assert result["oracle_late"] > 0  # late rows were judged: dropped, in the dead letter, or reopening

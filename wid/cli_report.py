@@ -19,7 +19,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from wid.terminal import Terminal, shown
+from wid.terminal import Terminal, fold_path, shown
 
 console = Terminal()
 err_console = Terminal(stderr=True)
@@ -58,46 +58,79 @@ def title(report: Any, what: str) -> str:
     return f"pipeline {report.pipeline}: {what}, {how}"
 
 
+# The widest label the summary's table holds ("rows the target could not hold (dead letter)"): with the table's
+# borders and a value column of `VALUE_MIN` it fits 80 columns. A label wider (a long reject reason) goes below.
+LABEL_MAX = 44
+VALUE_MIN = 28
+BORDERS = 7  # "│ " + " │ " + " │"
+
+
 def summary(report: Any, what: str, rows: list[dict[str, Any]], real_time: bool = False) -> None:
     """The summary of a run (`wid.pipelines.report.Report`), batch or
-    stream, and a few rows of the target."""
-    table = Table(title=title(report, what), show_header=False)
-    table.add_column(no_wrap=True)  # what each row counts: the longest label fits in 80 columns
-    table.add_column(overflow="fold")  # counts, paths: a path too long for the line is folded, never cut
+    stream, and a few rows of the target. It fits the terminal down to 80
+    columns: the counts always show, reject reasons too long for the
+    label column are listed below the table, and paths fold between their
+    folders (`wid.terminal.fold_path`), never inside a name."""
     if real_time:
-        table.add_row("rows counted", "no: Spark's real-time mode keeps no per-row accounting (see the docs)")
-        _places(table, report)
-        return
-    _counts(table, report)
-    _places(table, report)
-    if rows:
+        lines = [("rows counted", "no: Spark's real-time mode keeps no per-row accounting (see the docs)")]
+        below: list[tuple[str, str]] = []
+    else:
+        lines, below = _counts(report)
+    lines += _places(report)
+    label = max(len(k) for k, _ in lines)
+    width = max(VALUE_MIN, console.width - label - BORDERS)
+    table = Table(title=title(report, what), show_header=False)
+    table.add_column(no_wrap=True, min_width=label)
+    table.add_column(overflow="fold", max_width=width)  # wrapped by Rich; paths come pre-folded at separators
+    for key, value in lines:
+        table.add_row(key, fold_path(value, width))
+    console.print(table)
+    if below:
+        say("rows rejected, by reason:")
+        for reason, n in below:
+            item(f"  {n:>{max(len(c) for _, c in below)}}  ", reason)
+    if rows and not real_time:
         preview(rows, f"first rows of {report.target}")
 
 
-def _counts(table: Table, report: Any) -> None:
+def item(lead: str, text: str, style: str | None = None) -> None:
+    """`lead` then `text`, wrapped by Rich at the terminal's width between
+    words, each further line under the text's first character."""
+    grid = Table.grid()
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    grid.add_row(lead, text, style=style)
+    console.print(grid)
+
+
+def _counts(report: Any) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The summary's count rows (label, value), and the reject reasons too
+    long for a label (reason, count)."""
     done = "joined (both sides)" if report.kind == "join" else "aggregated"
-    table.add_row("rows in" + (" (both sides)" if report.kind == "join" else ""), f"{report.rows_in:,}")
-    table.add_row(f"rows {done}", f"{report.rows_aggregated:,}")
-    table.add_row("rows rejected (dead letter)", f"{report.rows_rejected:,}")
-    for reason, n in sorted(report.rejected_by_reason.items()):
-        table.add_row(f"  {reason}", f"{n:,}")
-    table.add_row("rows late (dropped / dead letter)", f"{report.rows_late_dropped:,} / {report.rows_late_dlq:,}")
+    out = [("rows in" + (" (both sides)" if report.kind == "join" else ""), f"{report.rows_in:,}"),
+           (f"rows {done}", f"{report.rows_aggregated:,}"),
+           ("rows rejected (dead letter)", f"{report.rows_rejected:,}")]
+    reasons = sorted(report.rejected_by_reason.items())
+    out += [(f"  {reason}", f"{n:,}") for reason, n in reasons if len(reason) + 2 <= LABEL_MAX]
+    below = [(reason, f"{n:,}") for reason, n in reasons if len(reason) + 2 > LABEL_MAX]
+    out.append(("rows late (dropped / dead letter)", f"{report.rows_late_dropped:,} / {report.rows_late_dlq:,}"))
     where = " in every micro-batch" if report.streaming else ""
-    table.add_row(f"rows in = rejected + late + {done.split()[0]}",
-                  f"{report.rows_in:,} = {report.rows_rejected:,} + "
-                  f"{report.rows_late_dropped + report.rows_late_dlq:,} + {report.rows_aggregated:,}  "
-                  f"{'holds' if report.identity_holds else 'VIOLATED'}{where}")
+    out.append((f"rows in = rejected + late + {done.split()[0]}",
+                f"{report.rows_in:,} = {report.rows_rejected:,} + "
+                f"{report.rows_late_dropped + report.rows_late_dlq:,} + {report.rows_aggregated:,}  "
+                f"{'holds' if report.identity_holds else 'VIOLATED'}{where}"))
     if report.punctuations:
-        table.add_row("punctuations (not data, not aggregated)", f"{report.punctuations:,}")
+        out.append(("punctuations (not data, not aggregated)", f"{report.punctuations:,}"))
     if report.streaming:
-        table.add_row("micro-batches", f"{len(report.batches)}")
-    table.add_row("rows written" if report.kind == "join" else "windows written",
-                  f"{report.windows_emitted:,}" if report.windows_emitted is not None else "?")
+        out.append(("micro-batches", f"{len(report.batches)}"))
+    out.append(("rows written" if report.kind == "join" else "windows written",
+                f"{report.windows_emitted:,}" if report.windows_emitted is not None else "?"))
     if report.rows_refused:
-        table.add_row("rows the target could not hold (dead letter)", f"{report.rows_refused:,}")
+        out.append(("rows the target could not hold (dead letter)", f"{report.rows_refused:,}"))
     held = open_windows(report)
     if held:
-        table.add_row("still open", held)
+        out.append(("still open", held))
+    return out, below
 
 
 def open_windows(report: Any) -> str:
@@ -113,17 +146,15 @@ def open_windows(report: Any) -> str:
             "they wait in the checkpoint for rows that move it past their end; the next run resumes them")
 
 
-def _places(table: Table, report: Any) -> None:
-    """Where a run's results, dead letters and checkpoint are, and how long it took; prints `table`."""
-    table.add_row("results", shown(report.target))
-    table.add_row("dead letters", shown(report.dead_letter))
+def _places(report: Any) -> list[tuple[str, str]]:
+    """Where a run's results, dead letters and checkpoint are, and how long
+    it took: the summary's last rows."""
+    out = [("results", shown(report.target)), ("dead letters", shown(report.dead_letter))]
     if report.checkpoint:
-        table.add_row("checkpoint", shown(report.checkpoint))
-    for note in getattr(report, "notes", ()):
-        if note.startswith("rows the target refused"):
-            table.add_row("note", shown(note))
-    table.add_row("elapsed", f"{report.elapsed_s:.1f} s")
-    console.print(table)
+        out.append(("checkpoint", shown(report.checkpoint)))
+    out += [("note", shown(note)) for note in getattr(report, "notes", ()) if note.startswith("rows the target refused")]
+    out.append(("elapsed", f"{report.elapsed_s:.1f} s"))
+    return out
 
 
 def preview(rows: list[dict[str, Any]], heading: str) -> None:
@@ -181,27 +212,29 @@ def doctor_lines(checks: list[Any]) -> None:
 
 
 def explanation(spec: Any, ex: Any, join: bool, plan: bool) -> None:
-    """``wid explain``'s text for `ex` (`wid.spark.explain.Explanation`)."""
+    """``wid explain``'s text for `ex` (`wid.spark.explain.Explanation`),
+    each item wrapped to the terminal between words (`item`); Spark's
+    physical plan as Spark prints it."""
     say(f"pipeline {spec.name}", style="bold")
     if join:
-        say(f"  sources: left {spec.join.left}, right {spec.join.right} -> window join -> {spec.target.kind}")
+        item("  sources: ", f"left {spec.join.left}, right {spec.join.right} -> window join -> {spec.target.kind}")
     else:
         pre = "[transform] sql -> " if spec.transform_sql else ""
-        say(f"  source: {spec.source.format} -> {pre}window -> {spec.target.kind}")
-    say(f"  {'join' if join else 'window'} stage ({ex.kind}): {ex.form}")
-    say(f"    why: {ex.why}")
+        item("  source: ", f"{spec.source.format} -> {pre}window -> {spec.target.kind}")
+    item(f"  {'join' if join else 'window'} stage ", f"({ex.kind}): {ex.form}")
+    item("    why: ", ex.why)
     for note in ex.notes:
-        say(f"    note: {note}")
-    say(f"    state: {ex.state}")
+        item("    note: ", note)
+    item("    state: ", ex.state)
     if ex.operators:
         ops = ", ".join(f"{n} {op}" for op, n in sorted(ex.operators.items()))
-        say(f"    Spark operators: {ops} ({ex.operators.get('Exchange', 0)} shuffle(s))")
+        item("    Spark operators: ", f"{ops} ({ex.operators.get('Exchange', 0)} shuffle(s))")
     say("  may lose or duplicate data:" if ex.warnings else "  may lose or duplicate data: no")
     for w in ex.warnings:
-        say(f"    - {w}")
+        item("    - ", w)
     if plan and ex.physical_plan:
         say(ex.physical_plan)
 
 
-__all__ = ["batch_line", "console", "doctor_lines", "rejections_warnings", "err_console", "explanation", "open_windows", "preview", "say", "summary",
-           "title", "when"]
+__all__ = ["batch_line", "console", "doctor_lines", "err_console", "explanation", "item", "open_windows", "preview",
+           "rejections_warnings", "say", "summary", "title", "when"]

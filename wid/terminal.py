@@ -59,4 +59,20 @@ class Terminal(Console):
         return super().render_str(shown(text, lines=True), **options)
 
 
-__all__ = ["Terminal", "shown"]
+def fold_path(text: str, width: int) -> str:
+    """`text` (a path, or words holding one) cut into lines of at most
+    `width` characters after a space or a path separator (``/``, ``\\``),
+    joined by newlines; a piece longer than `width` stays whole, for the
+    renderer to fold. So a path breaks between its folders, never inside a
+    name."""
+    lines: list[str] = []
+    line = ""
+    for piece in re.findall(r"[^/\\ ]*[/\\ ]|[^/\\ ]+$", text):
+        if line and len(line) + len(piece.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += piece
+    return "\n".join([*lines, line.rstrip()] if line else lines)
+
+
+__all__ = ["Terminal", "fold_path", "shown"]

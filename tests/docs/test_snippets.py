@@ -5,6 +5,7 @@ only, and no other fence is allowed."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -86,3 +87,14 @@ def test_a_fragment_with_an_unknown_key_is_refused(tmp_path: Path) -> None:
     block = Block(ROOT / "README.md", 1, "toml", {}, '[transform.window]\nkind = "tumbling"\nduraton_ms = 5\n')
     with pytest.raises(ConfigError, match="duraton_ms"):
         snippets.load_toml(block, tmp_path)
+
+
+def test_a_python_block_that_calls_wid_imports_it() -> None:
+    # point 8 of issue 55: getting-started's "same window in Python" called wid.aggregate without `import wid`; it
+    # ran here only because an earlier block of the page had imported it, and failed as a reader copied it
+    def calls_wid(text: str) -> bool:
+        code = "\n".join(line for line in text.splitlines() if not line.startswith(("from ", "import ")))
+        return re.search(r"(?<![\w.])wid\.", code) is not None
+    missing = [b.where for p in PAGES for b in snippets.blocks(p) if b.lang == "python"
+               and calls_wid(b.text) and not re.search(r"^import wid$", b.text, re.M)]
+    assert missing == []

@@ -101,10 +101,14 @@ def test_the_server_stops_mid_stream_and_comes_back(spark: Any, postgres_server:
     assert table_rows(postgres_server.url, table) == oracle_rows(batches)
 
 
-def test_past_the_budget_the_run_stops_and_a_rerun_resumes(spark: Any, postgres_server: Any, tmp_path: Path) -> None:
+def test_past_the_budget_the_run_stops_and_a_rerun_resumes(spark: Any, postgres_server: Any, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     batches = stream(files=4)
     land(tmp_path, batches)
     table = "outage_resume"
+    # a server down before the run is refused before Spark starts (tests/io/test_postgres_probe.py); this one is
+    # lost after that check, as a server that stops between the check and the first write is
+    monkeypatch.setattr("wid.pipelines.run.check_before_spark", lambda spec: None)
     postgres_server.stop()
     try:
         with pytest.raises(SinkUnavailableError) as err:
@@ -112,6 +116,7 @@ def test_past_the_budget_the_run_stops_and_a_rerun_resumes(spark: Any, postgres_
     finally:
         postgres_server.start()
     assert str(err.value).startswith("sink unavailable: PostgreSQL") and "\n" not in str(err.value)
+    assert str(err.value).endswith("; the checkpoint is intact: run again to resume"), err.value  # a stream's
     report = wid.run_pipeline(spec(tmp_path, postgres_server.url, table, retries=2, backoff_ms=50), spark)
     assert report.identity_holds and report.total("rows_in") == sum(len(b) for b in batches)
     assert table_rows(postgres_server.url, table) == oracle_rows(batches)

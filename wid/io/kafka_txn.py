@@ -56,12 +56,13 @@ from typing import Any
 import pyarrow as pa
 
 from wid.errors import MissingDependencyError, SinkError
+from wid.versions import pip_install
 
 WRITER = "_wid_writer"  # the writer's index: the Spark partition of the messages
 RESULT = "writer INT, written BIGINT, skipped BOOLEAN"  # one row per task that had messages
 HOOK = "WID_TEST_KAFKA_TXN"
 CALL_TIMEOUT_S = 60.0  # a transactional call's bound (librdkafka's own transaction.timeout.ms is 60 s)
-FIX = "pip install 'wid[kafka]' (in the Python of the driver and of every executor)"
+FIX = f"{pip_install('kafka')} (in the Python of the driver and of every executor)"
 
 
 @dataclass(frozen=True)

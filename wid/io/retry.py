@@ -5,7 +5,9 @@ A write is one transaction keyed by natural key, so running it again is
 safe: a retry after a lost connection rewrites the same rows. Past the
 budget the write raises `SinkUnavailableError`, whose one-line message
 names the sink and the cause; a stream stops without committing its
-micro-batch, so a rerun on the same checkpoint resumes exactly there.
+micro-batch, so a rerun on the same checkpoint resumes exactly there (the
+stream's runner says so: `wid.pipelines.run`; a batch run has no
+checkpoint).
 """
 
 from __future__ import annotations
@@ -48,8 +50,7 @@ def with_retries(write: Callable[[], T], *, where: str, retries: int, backoff_ms
                 raise
             if attempt == retries:
                 raise SinkUnavailableError(f"{UNAVAILABLE}{where}: {cause(err, secrets)} (gave up after "
-                                           f"{retries} retries over {waited:.0f} s; the checkpoint is intact: "
-                                           "run again to resume)") from None
+                                           f"{retries} retries over {waited:.0f} s)") from None
             LOG.warning("%s: %s; retry %d of %d in %.1f s", where, cause(err, secrets), attempt + 1, retries, delay)
             sleep(delay)
             waited += delay

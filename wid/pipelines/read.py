@@ -13,6 +13,7 @@ from wid.io import lakehouse
 from wid.io.kafka import uses_kafka, with_connector
 from wid.io.kafka_probe import check_kafka
 from wid.io.paths import resolve
+from wid.io.postgres_probe import check_postgres
 from wid.io.sources import read_source
 from wid.spark.compile import Compiled, compile_join, compile_real_time, compile_window
 from wid.spark.errors import translate
@@ -52,12 +53,18 @@ def session_for(spec: PipelineSpec | JoinPipelineSpec) -> SparkSession:
     return session
 
 
-def check_before_spark(spec: PipelineSpec | JoinPipelineSpec) -> None:
-    """Check the Kafka brokers and topics `spec` uses (`wid.io.kafka_probe`),
-    unless a Spark Connect server runs it (the server talks to Kafka, and
-    may reach brokers this machine cannot)."""
-    if uses_kafka(spec) and not (spec.spark.get("remote") or os.environ.get("SPARK_REMOTE")):
+def check_before_spark(spec: PipelineSpec | JoinPipelineSpec, network: bool = True) -> None:
+    """Check the Kafka brokers and topics (`wid.io.kafka_probe`) and the
+    PostgreSQL sinks (`wid.io.postgres_probe`) `spec` uses, each in one
+    bounded wait; without `network`, only what needs none (the PostgreSQL
+    driver and variables). Nothing when a Spark Connect server runs it (the
+    server talks to Kafka and PostgreSQL from its own environment, and may
+    reach servers this machine cannot)."""
+    if spec.spark.get("remote") or os.environ.get("SPARK_REMOTE"):
+        return
+    if uses_kafka(spec) and network:
         check_kafka(spec)
+    check_postgres(spec, network=network)
 
 
 def checkpoint_of(spec: PipelineSpec | JoinPipelineSpec) -> str:

@@ -7,7 +7,9 @@ summary counts them, but a run whose every row is rejected (event times
 in a format Spark does not parse, say) still succeeds: nothing was lost.
 Most often it is a configuration error, so above `DEFAULT_SHARE` of a
 batch's rows (``wid run --rejected-above``) wid warns, and ``wid run
---strict`` makes it a failure (`STRICT_EXIT`).
+--strict`` makes it a failure (`STRICT_EXIT`) before anything of that
+batch is written: a batch run's check comes before the target's write,
+a stream's before the micro-batch's writes and its commit (`check`).
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from wid.errors import RejectedError
 from wid.semantics import reasons
 
 DEFAULT_SHARE = 0.5  # the share of a batch's rows above which its rejections are a warning
-STRICT_EXIT = 3  # `wid run --strict`'s exit status when a batch rejected more than the share
+STRICT_EXIT = RejectedError.exit_code  # `wid run --strict`'s exit status when a batch rejected more than the share
 _DATE = re.compile(r"(\d{1,4})([/.-])(\d{1,2})\2(\d{1,4})")
 _TIME = re.compile(r"([ T])(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?")
 
@@ -85,15 +88,40 @@ def _value(row_json: str, column: str | None) -> Any:
     return row.get(column) if isinstance(row, dict) and column else None
 
 
+def _time_text(raw: str, column: str | None) -> str | None:
+    """The text in a malformed record (`raw`: a JSON object, or a line of
+    delimited fields) that `timestamp_pattern` reads: the time column's
+    value, else the first field that looks like a date; None if none."""
+    value = _value(raw, column)
+    if isinstance(value, str) and timestamp_pattern(value):
+        return value
+    fields = re.split(r"[,;\t|]", raw)
+    return next((f.strip().strip('"') for f in fields if timestamp_pattern(f.strip().strip('"'))), None)
+
+
+def _parse_with(column: str | None, value: str) -> str:
+    """The fix for a time `value` Spark did not parse: the to_timestamp
+    pattern that reads it, in a [transform] sql pre-stage."""
+    pattern = timestamp_pattern(value)
+    how = f"to_timestamp({column}, '{pattern}')" if pattern else f"to_timestamp({column}, '<pattern>')"
+    return (f"give its format: {how} in a [transform] sql pre-stage (Spark's datetime patterns)"
+            + (", or swap MM and dd if the day comes first" if pattern and pattern[:1] == "M" else ""))
+
+
 def fix(reason: str, row_json: str, time_column: str | None) -> str:
     """How to stop rows being rejected for `reason`, from the first such
-    row (`row_json`) and the window's event-time column."""
+    row (`row_json`; a malformed record's raw text) and the window's
+    event-time column. A time Spark did not parse, as a text event time or
+    inside a record the reader could not read against a TIMESTAMP schema,
+    gets the ``to_timestamp`` pattern that reads it."""
     value = _value(row_json, time_column)
     if reason == reasons.UNPARSEABLE_EVENT_TIME and isinstance(value, str):
-        pattern = timestamp_pattern(value)
-        how = f"to_timestamp({time_column}, '{pattern}')" if pattern else f"to_timestamp({time_column}, '<pattern>')"
-        return (f"give its format: {how} in a [transform] sql pre-stage (Spark's datetime patterns)"
-                + (", or swap MM and dd if the day comes first" if pattern and pattern[:1] == "M" else ""))
+        return _parse_with(time_column, value)
+    time_text = _time_text(row_json, time_column) if reason == reasons.MALFORMED else None
+    if time_text is not None:
+        column = time_column or "<column>"
+        return (f"read {column} as text ({column} STRING in the source's schema), then "
+                + _parse_with(column, time_text))
     if reason == reasons.NULL_EVENT_TIME:
         return (f"check that the source holds `{time_column}` under that name and that its schema and options "
                 "(header, sep) read it")
@@ -108,14 +136,26 @@ def fix(reason: str, row_json: str, time_column: str | None) -> str:
     return "see the dead letter for the rows and their reasons"
 
 
-def warning(r: Rejections, share: float, time_column: str | None) -> str:
+def warning(r: Rejections, share: float, time_column: str | None, strict: bool = False) -> str:
     """One line: which batch rejected how many of its rows, above what
-    share, its first rejected row's reason and value, and the fix."""
-    which = "the batch" if r.batch_id is None else f"micro-batch {r.batch_id}"
+    share, its first rejected row's reason and value (`strict`: and that
+    nothing of that batch was written), and the fix."""
     value = _value(r.row_json, time_column)
     shown = f"{time_column} = {json.dumps(value)}" if value is not None else f"row {r.row_json}"
-    return (f"{which} rejected {r.rejected:,} of its {r.rows:,} rows ({100 * r.rejected / r.rows:.0f} %, more than "
-            f"{100 * share:g} %); the first: {shown}, {r.reason}. Fix: {fix(r.reason, r.row_json, time_column)}")
+    kept = f"; nothing of {_which(r)} was written (--strict)" if strict else ""
+    return (f"{_which(r)} rejected {r.rejected:,} of its {r.rows:,} rows ({100 * r.rejected / r.rows:.0f} %, more than "
+            f"{100 * share:g} %); the first: {shown}, {r.reason}{kept}. Fix: {fix(r.reason, r.row_json, time_column)}")
 
 
-__all__ = ["DEFAULT_SHARE", "STRICT_EXIT", "Rejections", "fix", "over", "timestamp_pattern", "warning"]
+def check(r: Rejections, share: float, time_column: str | None) -> None:
+    """Raise RejectedError (`warning`'s line, and that nothing of the batch
+    was written) when `r` rejected more than `share` of its rows."""
+    if over(r.rows, r.rejected, share):
+        raise RejectedError(warning(r, share, time_column, strict=True))
+
+
+def _which(r: Rejections) -> str:
+    return "the batch" if r.batch_id is None else f"micro-batch {r.batch_id}"
+
+
+__all__ = ["DEFAULT_SHARE", "STRICT_EXIT", "Rejections", "check", "fix", "over", "timestamp_pattern", "warning"]

@@ -13,20 +13,21 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from wid.errors import WidError
+from wid.errors import SinkUnavailableError, WidError
 from wid.io import dead_letter, sinks
-from wid.pipelines import definition, history
+from wid.pipelines import definition, history, rejections
 from wid.pipelines.checkpoint import remove_stale_temp_files
 from wid.pipelines.follow import STALL_NOTICE_S, StallWatch, follow, interrupts, kafka_brokers
 from wid.pipelines.metrics import Metrics
 from wid.pipelines.observed import observation, observed, rejected_sample
 from wid.pipelines.read import check_before_spark, checkpoint_of, compile_pipeline, session_for
-from wid.pipelines.rejections import DEFAULT_SHARE, over
+from wid.pipelines.rejections import DEFAULT_SHARE, Rejections, over
 from wid.pipelines.report import BatchTally, Report, tally
-from wid.pipelines.write import start_real_time, stream_writer, write_batch
+from wid.pipelines.write import start_real_time, stream_writer, time_column, write_batch
 from wid.spark import stream_query
 from wid.spark.columns import REASON
 from wid.spark.compile import Compiled
+from wid.spark.environment import warn_once
 from wid.spark.errors import translate
 from wid.spark.explain import GB, state_bound
 from wid.spark.operator.cache_files import cache_dirs, drop_cache_dirs
@@ -41,7 +42,7 @@ Spec = PipelineSpec | JoinPipelineSpec
 def run(spec: Spec, spark: SparkSession | None = None, *, step: Callable[[str], Any] = lambda _: None,
         on_progress: Callable[[BatchTally], None] = lambda _: None, metrics: Metrics | None = None,
         on_notice: Callable[[str], None] = LOG.info, stall_notice_s: float = STALL_NOTICE_S,
-        rejected_share: float = DEFAULT_SHARE) -> Report:
+        rejected_share: float = DEFAULT_SHARE, strict: bool = False) -> Report:
     """Run `spec` end to end and return its report: a batch pipeline once;
     a streaming one (its sources are streams) until its trigger stops it
     (available-now, once) or SIGINT does. Starts a Spark session from the
@@ -52,17 +53,21 @@ def run(spec: Spec, spark: SparkSession | None = None, *, step: Callable[[str], 
     (`wid.pipelines.follow.StallWatch`); `metrics` (if given) is kept
     current. A batch run that rejects more than `rejected_share` of its
     rows keeps its first rejected row for `Report.rejections` (a stream's
-    micro-batches always do). A stream's definition is checked against its
-    checkpoint's first (`wid.pipelines.definition`), before Spark starts.
-    Raises ConfigError (DefinitionChanged among them),
-    MissingDependencyError, StateCapError or SinkError on errors a user can
-    fix."""
+    micro-batches always do); with `strict` such a batch, or micro-batch,
+    raises RejectedError before anything of it is written (the target's
+    write; a stream's micro-batch writes and commits nothing). A stream's
+    definition is checked against its checkpoint's first
+    (`wid.pipelines.definition`), before Spark starts. Raises ConfigError
+    (DefinitionChanged among them), MissingDependencyError, StateCapError or
+    SinkError on errors a user can fix."""
     started = time.monotonic()
     notices = definition.check(spec, checkpoint_of(spec)) if spec.source.is_stream else []
     if spark is None:
         spark = session_for(spec)  # which checks what Spark will connect to first
-    elif not is_connect(spark):  # a Connect server talks to Kafka itself
-        check_before_spark(spec)
+    else:
+        warn_once(spark)  # a session of the caller's: the environment checks warn (wid run's refuse)
+        if not is_connect(spark):  # a Connect server talks to Kafka itself
+            check_before_spark(spec)
     if spec.source.is_stream and definition.remote(checkpoint_of(spec)):  # only Spark reads it
         notices = definition.check(spec, checkpoint_of(spec), spark)
     step("compiling")
@@ -78,21 +83,22 @@ def run(spec: Spec, spark: SparkSession | None = None, *, step: Callable[[str], 
             on_notice(line)
         _run_real_time(spec, compiled, report)
     elif compiled.stream is None:
-        _run_batch(spec, compiled, report, step, rejected_share)
+        _run_batch(spec, compiled, report, step, rejected_share, strict)
     else:
         for line in startup_notes(spec, compiled):
             on_notice(line)
         _run_stream(spec, compiled, report, on_progress, metrics, on_notice,
-                    StallWatch(on_notice, stall_notice_s, kafka_brokers(spec)))
+                    StallWatch(on_notice, stall_notice_s, kafka_brokers(spec)), rejected_share if strict else None)
     report.elapsed_s = time.monotonic() - started
     return report
 
 
 def _run_batch(spec: Spec, compiled: Compiled, report: Report, step: Callable[[str], Any],
-               rejected_share: float = DEFAULT_SHARE) -> None:
+               rejected_share: float = DEFAULT_SHARE, strict: bool = False) -> None:
     """Count the input rows by reject reason, write the outputs, and fill
     `report` (one tally, with its first rejected row when more than
-    `rejected_share` of the rows were rejected); user errors from Spark are
+    `rejected_share` of the rows were rejected; with `strict`, RejectedError
+    instead, before the first write); user errors from Spark are
     translated."""
     if compiled.prepared is None:
         raise ValueError("a batch stage has its prepared rows (wid.spark.compile)")
@@ -100,10 +106,12 @@ def _run_batch(spec: Spec, compiled: Compiled, report: Report, step: Callable[[s
     try:
         step("reading and checking rows")
         counts = reason_counts(prepared)
-        report.punctuations = compiled.punctuations.count() if compiled.punctuations is not None else 0
-        report.windows_emitted, refused = write_batch(spec, compiled, step)
         total, good = sum(counts.values()), counts.get(None, 0)
         sample = _rejected_sample(compiled) if over(total, total - good, rejected_share) else None
+        if strict and sample is not None:
+            rejections.check(Rejections(None, total, total - good, *sample), rejected_share, time_column(spec))
+        report.punctuations = compiled.punctuations.count() if compiled.punctuations is not None else 0
+        report.windows_emitted, refused = write_batch(spec, compiled, step)
     except WidError:
         raise
     except Exception as err:
@@ -143,8 +151,10 @@ def startup_notes(spec: Spec, compiled: Compiled) -> list[str]:
 
 def _run_stream(spec: Spec, compiled: Compiled, report: Report, on_progress: Callable[[BatchTally], None],
                 metrics: Metrics | None, on_notice: Callable[[str], None] = LOG.info,
-                stall: StallWatch | None = None) -> None:
-    """Start the stream with the one writer, follow it to its end, and
+                stall: StallWatch | None = None, strict_share: float | None = None) -> None:
+    """Start the stream with the one writer (failing a micro-batch that
+    rejects more than `strict_share` of its rows before it writes, when
+    given), follow it to its end, and
     count what it wrote: window rows and the shards' counts from Spark's
     observed metrics (`wid.pipelines.observed`), the rows the target
     refused from the dead letter. The operator's host-local state cache
@@ -162,10 +172,12 @@ def _run_stream(spec: Spec, compiled: Compiled, report: Report, on_progress: Cal
         found = batch_tally(progress, report)
         history.append(report.checkpoint, found)
         return found
-    query = stream_query.start(observed(compiled.stream.rows), report.checkpoint, stream_writer(spec, compiled),
+    query = stream_query.start(observed(compiled.stream.rows), report.checkpoint, stream_writer(spec, compiled, strict_share),
                                spec.stream.spark_trigger(), name=f"wid-{spec.name}")
     try:
         follow(query, report, tally_of, metrics, on_progress, on_notice=on_notice, stall=stall)
+    except SinkUnavailableError as err:  # the micro-batch was not committed
+        raise SinkUnavailableError(f"{err}; the checkpoint is intact: run again to resume") from None
     finally:
         if compiled.stream.cache_id is not None:
             drop_cache_dirs(spark, compiled.stream.cache_id, caches)

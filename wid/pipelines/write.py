@@ -26,9 +26,13 @@ from wid.errors import StateCapError
 from wid.io import dead_letter, kafka, kafka_eos, lakehouse, sinks
 from wid.io.batch import Batch
 from wid.io.sql_sinks import Refused
+from wid.pipelines import rejections
 from wid.pipelines.read import checkpoint_of
+from wid.pipelines.rejections import Rejections, over
+from wid.pipelines.report import tally
 from wid.spark.compile import Compiled
 from wid.spark.group_cap import bound_text, group_cap_message
+from wid.spark.operator.rows import COUNTS_ROW, STATS, first_rejected, of_kind
 from wid.spark.stream_query import Handler, logged_batch
 from wid.spec.delivery import EXACTLY_ONCE
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec, SinkSpec, StreamSpec
@@ -113,8 +117,30 @@ def first_batch(spec: Spec, spark: SparkSession, checkpoint: str, batch_id: int,
     return Batch(spec.name, batch_id, since, query, checkpoint, int(partitions) if transactions and partitions else None)
 
 
-def stream_writer(spec: Spec, compiled: Compiled) -> Handler:
-    """The ``foreachBatch`` function over the WID operator's rows: delete
+def time_column(spec: Spec) -> str | None:
+    """The event-time column of a window pipeline (None for a join): what a
+    rejection's first value is read from (`wid.pipelines.rejections`)."""
+    return spec.window.event_time_column if isinstance(spec, PipelineSpec) else None
+
+
+def check_rejections(rows: DataFrame, spec: Spec, batch_id: int, share: float) -> None:
+    """Raise RejectedError when the micro-batch of the WID operator's `rows`
+    (cached) rejected more than `share` of its rows: its shards' counts and
+    first rejected row, read from the rows themselves (the writer runs
+    where Spark runs it; wid.pipelines.observed)."""
+    counted = tally(batch_id, [r[0] for r in rows.where(of_kind(COUNTS_ROW)).select(STATS).collect()])
+    if not over(counted.rows_in, counted.rows_rejected, share):
+        return
+    first = rows.select(first_rejected().alias("first")).first()
+    sample = (first["first"]["reason"], first["first"]["row_json"]) if first and first["first"] else ("", "")
+    rejections.check(Rejections(batch_id, counted.rows_in, counted.rows_rejected, *sample), share, time_column(spec))
+
+
+def stream_writer(spec: Spec, compiled: Compiled, strict_share: float | None = None) -> Handler:
+    """The ``foreachBatch`` function over the WID operator's rows: with
+    `strict_share`, fail a micro-batch that rejected more than that share of
+    its rows before it writes anything (`check_rejections`: the query
+    stops, the micro-batch is not committed), then delete
     retracted windows, check the cap, upsert the output rows, and upsert
     the grouped dead letters (rejected rows, late rows under ``dlq``, and
     rows the target refused, with the batch id). It counts nothing: the
@@ -151,6 +177,8 @@ def stream_writer(spec: Spec, compiled: Compiled) -> Handler:
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             rows.count()  # computes every shard's rows whole, and so the observation (see above)
+            if strict_share is not None:
+                check_rejections(rows, spec, batch_id, strict_share)
             if stage.retractions_of is not None:
                 retracted = stage.retractions_of(rows)
                 if not retracted.isEmpty():
@@ -187,4 +215,5 @@ def _real_time_query(messages: DataFrame, sink: SinkSpec, checkpoint: str, name:
     return query
 
 
-__all__ = ["check_cap", "start_real_time", "stream_writer", "write_batch", "write_dead"]
+__all__ = ["check_cap", "check_rejections", "start_real_time", "stream_writer", "time_column", "write_batch",
+           "write_dead"]

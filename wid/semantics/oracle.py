@@ -25,8 +25,8 @@ def evaluate(rows: Sequence[Row], window: Window, *, now_ms: int | None = None) 
     """Evaluate `window` over `rows` (mappings from column name to value).
 
     The event-time column holds datetimes (unit ``timestamp``) or integers
-    (units ``ms``/``us``). `now_ms` is the processing time (epoch ms) the
-    `max_future_ms` guard measures from: a batch query's, which Spark reads
+    (units ``ms``/``us``). `now_ms` is the processing time (epoch ms) an explicit
+    `max_future_ms` guard measures from (unset, batch has none): a batch query's, which Spark reads
     once per query (``current_timestamp()``); default the clock now. Output
     rows follow the column order, window bounds in epoch microseconds,
     sorted canonically; each kind's windows are its module's in
@@ -52,18 +52,19 @@ def _split(rows: Sequence[Row], w: Window, now: int) -> tuple[list[dict[str, Any
     return good, dead
 
 
-def reject_reason(row: Row, w: Window, now: int) -> str | None:
+def reject_reason(row: Row, w: Window, now: int, *, streaming: bool = False) -> str | None:
     """Why `row` cannot be windowed (docs/semantics.md#bad-input), or None,
     first match wins: a null event time, one that does not parse, one outside Spark's TIMESTAMP
-    range, one more than `max_future_ms` ahead of the processing time `now`
-    (epoch microseconds), a null key, a bad session gap, a time before the
+    range, one more than the future guard (`Window.future_guard_ms`:
+    unset, one day on a stream and none in batch) ahead of the processing
+    time `now` (epoch microseconds), a null key, a bad session gap, a time before the
     kind's earliest (the landmark)."""
     if row.get(w.event_time_column or "") is None:
         return reasons.NULL_EVENT_TIME
     ts = event_time_us(row[w.event_time_column or ""], w.event_time_unit, w.time_zone)
     if ts is None:
         return reasons.UNPARSEABLE_EVENT_TIME
-    time_reason = event_time_reason(ts, w, now)
+    time_reason = event_time_reason(ts, w, now, streaming=streaming)
     if time_reason is not None:
         return time_reason
     for col in w.key_columns:
@@ -79,14 +80,15 @@ def reject_reason(row: Row, w: Window, now: int) -> str | None:
     return None
 
 
-def event_time_reason(ts: int | None, w: Window, now: int) -> str | None:
+def event_time_reason(ts: int | None, w: Window, now: int, *, streaming: bool = False) -> str | None:
     """Why event time `ts` (epoch microseconds) is bad input at processing
-    time `now`, or None: out of Spark's range, or too far in the future."""
+    time `now`, or None: out of Spark's range, or too far in the future
+    (the guard of a stream when `streaming`, else of a batch)."""
     if ts is None:
         return None
     if not in_range(ts):
         return reasons.OUT_OF_RANGE
-    return reasons.IN_FUTURE if in_future(ts, now, w.max_future_ms) else None
+    return reasons.IN_FUTURE if in_future(ts, now, w.future_guard_ms(streaming)) else None
 
 
 __all__ = ["DeadLetter", "OracleResult", "evaluate", "event_time_reason", "order_columns", "reject_reason",

@@ -132,7 +132,7 @@ class _Stream:
                 self._punctuate(source, row, seen, keyed, now)
                 continue
             out.rows_in += 1
-            reason = reject_reason(row, self.w, now)
+            reason = reject_reason(row, self.w, now, streaming=True)
             if reason is not None:
                 out.rejected.append(DeadLetter(reason, row))
                 continue
@@ -156,7 +156,7 @@ class _Stream:
         p = self.w.punctuation
         assert p is not None
         value = event_time_us(row[p.time_column or self.w.event_time_column or ""], self.w.event_time_unit, self.w.time_zone)
-        if value is None or event_time_reason(value, self.w, now) is not None:
+        if value is None or event_time_reason(value, self.w, now, streaming=True) is not None:
             return
         if p.scope:
             scope = tuple(row[c] for c in p.scope)

@@ -1,7 +1,9 @@
 """wid's public Python API on Spark: a window's aggregates (`aggregate`,
 `window_result`) and a window join (`window_join`, `join_result`) over
 DataFrames, batch or streaming; the path each runs on is chosen by
-`wid.spark.compile` (docs/architecture.md#execution-paths)."""
+`wid.spark.compile` (docs/architecture.md#execution-paths). The first time
+a session reaches them, the environment checks of ``wid run`` warn about
+what they find, one line each (`wid.spark.environment`)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from pyspark.sql import DataFrame
 
 from wid.errors import ConfigError, InputError
 from wid.spark.compile import StageResult, compile_join, compile_window
+from wid.spark.environment import warn_once
 from wid.spec.join import ColumnMetric, Metric, WindowJoin
 from wid.spec.window import Window
 
@@ -60,6 +63,7 @@ def window_result(df: DataFrame | Mapping[str, DataFrame], window: Window, *, pi
     """
     for name, frame in (df.items() if isinstance(df, Mapping) else [("df", df)]):
         check_spark_frame(frame, name)
+        warn_once(frame.sparkSession)
     return compile_window(df, window, pipeline=pipeline, source=source, files=False).result
 
 
@@ -77,6 +81,7 @@ def join_result(left: DataFrame, right: DataFrame, join: WindowJoin, *, left_sou
     """Compile `join` over two DataFrames; see `window_join`."""
     check_spark_frame(left, "left")
     check_spark_frame(right, "right")
+    warn_once(left.sparkSession)
     return compile_join(left, right, join, left_source=left_source, right_source=right_source).result
 
 

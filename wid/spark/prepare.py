@@ -84,7 +84,8 @@ class EventTime:
 
 def event_time(df: DataFrame, window: Window) -> EventTime:
     """`window`'s event time of `df`'s rows (`event_time_us`), with the
-    `max_future_ms` guard: a time more than that ahead of the processing
+    future guard (`Window.future_guard_ms`: unset, one day on a stream and
+    none in batch): a time more than that ahead of the processing
     time (``current_timestamp()``: on a stream, the micro-batch's timestamp,
     which Spark records in its offset log, so a replay judges the same) is
     "event time in the future". The time now under processing time. Raises
@@ -92,9 +93,10 @@ def event_time(df: DataFrame, window: Window) -> EventTime:
     if window.time_mode == "processing":
         return EventTime(NOW_US)
     found = event_time_us(df, window.event_time_column or "", window.event_time_unit, zone=window.time_zone)
-    if window.max_future_ms is None:
+    guard_ms = window.future_guard_ms(df.isStreaming)
+    if guard_ms is None:
         return found
-    future = f"({found.us} > {NOW_US} + {window.max_future_ms * 1000}L)"
+    future = f"({found.us} > {NOW_US} + {guard_ms * 1000}L)"
     return replace(found, checks=(*found.checks, (future, reasons.IN_FUTURE)))
 
 

@@ -172,15 +172,18 @@ def spark_session(master: str | None = None, app_name: str = "wid", conf: dict[s
 
 def _connect(builder: Any) -> Any:
     """A Spark Connect session from `builder`; MissingDependencyError naming
-    the extra that brings the client's packages (grpcio...) when they are
-    missing: PySpark checks for them only as the session starts."""
+    what brings the client's packages (grpcio...) when they are missing:
+    PySpark's ``connect`` extra for a full PySpark, or the thin client
+    (``spark-wid[connect]``), never both. PySpark checks for them only as the
+    session starts."""
     try:
         return builder.getOrCreate()
     except ImportError as err:
         text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         what = re.sub(r"^\[[A-Z_.]+\]\s*", "", text)  # PySpark's error class
         found = installed_spark()
-        fix = (f"{pip_install('server')} (PySpark with the Spark Connect client's packages)"
+        fix = (f"pip install 'pyspark[connect]=={found[1]}' (the Connect client's packages for this PySpark), or "
+               f"the thin client instead of PySpark: pip uninstall -y pyspark && {pip_install('connect')}"
                if found is not None and found[0] == "pyspark" else
                f"{pip_install('connect')} (Spark Connect's thin client, pyspark-client, with its packages)")
         raise MissingDependencyError(f"Spark Connect's client ({what})", fix) from None

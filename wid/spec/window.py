@@ -25,7 +25,9 @@ WindowKind = Literal["tumbling", "hopping", "session", "count", "rolling", "land
 KINDS: tuple[str, ...] = NAMES  # in wid.spec.kinds, one definition each
 # How far ahead of the processing time an event time may lie before its row is bad input ("event time in the
 # future"): a clock error or a unit mistake one row deep would otherwise move the watermark past every later row.
+# The default guards streams only: a batch has no watermark to move, and keeps future rows as Spark's window() does.
 DEFAULT_MAX_FUTURE_MS = 86_400_000
+STREAMS_DEFAULT: Literal["streams default"] = "streams default"  # max_future_ms unset: one day on a stream, off in batch
 FINAL_COLUMN = "is_final"  # with emit = "on_update", says whether a row is the window's final value
 _CHOICES: dict[str, tuple[str, ...]] = {
     "event_time_unit": ("timestamp", "ms", "us"),
@@ -123,8 +125,8 @@ class Window:
 
     Completeness (docs/semantics.md#completeness): `lateness_ms`, `source_idleness_ms`,
     `max_future_ms` (a row whose event time lies more than this ahead of its micro-batch's processing
-    time is rejected, "event time in the future", and moves no watermark; default one day, None turns
-    the guard off), `punctuation`, `late_data` (``drop``, ``dlq``, ``reopen`` with
+    time is rejected, "event time in the future", and moves no watermark; default one day on a stream and
+    no guard in batch, None turns the guard off), `punctuation`, `late_data` (``drop``, ``dlq``, ``reopen`` with
     `allowed_lateness_ms`), `late_mode` (``generous`` or ``consistent``),
     `emit` (``on_close`` or ``on_update``) and the state caps
     `max_groups_per_window` (mandatory in streaming) and `on_state_cap`.
@@ -159,7 +161,7 @@ class Window:
     tie_breaker: str | None = None
     lateness_ms: int = 0
     source_idleness_ms: int | None = None
-    max_future_ms: int | None = DEFAULT_MAX_FUTURE_MS
+    max_future_ms: int | Literal["streams default"] | None = STREAMS_DEFAULT
     late_data: Literal["drop", "dlq", "reopen"] = "drop"
     allowed_lateness_ms: int | None = None
     late_mode: Literal["generous", "consistent"] = "generous"
@@ -268,6 +270,13 @@ class Window:
         """Columns identifying a group: `partition_by` then `group_by`."""
         return self.partition_by + self.group_by
 
+    def future_guard_ms(self, streaming: bool) -> int | None:
+        """The `max_future_ms` guard a run applies (ms), or None for none: as
+        set, or unset one day on a stream and none in batch."""
+        if self.max_future_ms == STREAMS_DEFAULT:
+            return DEFAULT_MAX_FUTURE_MS if streaming else None
+        return self.max_future_ms
+
     @property
     def definition(self) -> Kind:
         """The definition of this window's kind (`wid.spec.kinds`)."""
@@ -358,7 +367,7 @@ def _validate_numbers(w: Window) -> None:
     whole = ("origin_ms", "landmark_ms", "lateness_ms", "allowed_lateness_ms")
     for name in positive + whole:
         value = getattr(w, name)
-        if value is None:
+        if value is None or (name == "max_future_ms" and value == STREAMS_DEFAULT):
             continue
         if isinstance(value, bool) or not isinstance(value, int):
             text = f'; give text as {name[:-3]}="{value}"' if isinstance(value, str) and name.endswith("_ms") else ""

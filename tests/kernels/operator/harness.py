@@ -72,13 +72,13 @@ class LocalOperator:
                 out.punctuations += 1
             else:
                 out.rows_in += 1
-                reason = reject_reason(row, w, ms_to_us(batch.batch_ms))
+                reason = reject_reason(row, w, ms_to_us(batch.batch_ms), streaming=True)
                 if reason is not None:
                     out.rejected.append(DeadLetter(reason, row))
                     continue
             time_col = (w.punctuation.time_column if punct and w.punctuation else None) or w.event_time_column or ""
             ts = event_time_us(row.get(time_col), w.event_time_unit)
-            if punct and ts is not None and event_time_reason(ts, w, ms_to_us(batch.batch_ms)) is not None:
+            if punct and ts is not None and event_time_reason(ts, w, ms_to_us(batch.batch_ms), streaming=True) is not None:
                 ts = None  # as Spark's prepare marks it: a punctuation time a row would be rejected for says nothing
             scope = w.punctuation.scope if w.punctuation and w.punctuation.scope else w.closing_columns
             full = {c: row.get(c) for c in self.schema.names}
