@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from wid.spec.kinds import KINDS
+
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
            for p in ROOT.glob("wid/**/*.py")}
@@ -173,7 +175,7 @@ def test_nothing_in_wid_reaches_for_the_driver_s_jvm() -> None:
     assert offenders(list(MODULES), ("py4j",)) == {}
 
 
-WINDOW_KINDS = {"tumbling", "hopping", "session", "count", "rolling", "landmark"}
+WINDOW_KINDS = set(KINDS)
 
 
 def _kind_names(node: ast.AST, named: set[str]) -> bool:

@@ -44,6 +44,7 @@ from tests.sink_check import (
 )
 from wid.semantics import evaluate, reasons
 from wid.spec import Aggregation, Window
+from wid.spec.kinds import KINDS
 from wid.spec.pipeline import PipelineSpec, SinkSpec, SourceSpec, StreamSpec
 
 pytestmark = pytest.mark.leg  # runs on every Spark the suite covers (tests/legs)
@@ -72,7 +73,8 @@ def windows(draw: st.DrawFn, kind: str) -> Window:
         "landmark": lambda: {"hop_ms": 10, "landmark_ms": -20, "max_duration_ms": draw(st.sampled_from([None, 30])),
                              "late_mode": draw(st.sampled_from(["generous", "consistent"]))},
     }[kind]()
-    ranked = kind == "count" or shape.get("every_rows")  # a late row would shift ranks: reopen is refused
+    ranked = KINDS[kind](**{k: v for k, v in shape.items() if k in KINDS[kind].fields}).ranks_rows()  # a late row
+    # would shift ranks: reopen is refused
     policies = ["drop", "dlq"] if ranked else ["drop", "dlq", "reopen"]
     policy = draw(st.sampled_from(policies))
     return Window(kind=kind, event_time_column="ts", event_time_unit="ms", group_by=("k",), aggregations=AGGS,
@@ -137,10 +139,7 @@ def drawn_run(spark: Any, tmp_path_factory: Any, kind: str, data: st.DataObject,
     return window, batches, root, wid.run_pipeline(pipeline(root, land(root, batches), window, stream), spark)
 
 
-KINDS = ["tumbling", "hopping", "session", "count", "rolling", "landmark"]
-
-
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", list(KINDS))
 @examples(3)
 @given(data=st.data())
 def test_a_stream_gives_the_streaming_oracle_s_answer(spark: Any, tmp_path_factory: Any, kind: str,
@@ -162,7 +161,7 @@ def test_a_stream_gives_the_streaming_oracle_s_answer(spark: Any, tmp_path_facto
     assert dead_letters(read_table(str(root / "stream.sqlite"), "dead_letter")) == want_dead
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", list(KINDS))
 @examples(2)
 @given(data=st.data())
 def test_the_same_files_in_batch_give_the_batch_oracle_s_answer(spark: Any, tmp_path_factory: Any, kind: str,

@@ -19,14 +19,15 @@ from wid.cli_report import err_console, say
 from wid.errors import ConfigError, WidError
 from wid.pipelines.rejections import DEFAULT_SHARE, STRICT_EXIT
 from wid.spark_output import SparkOutput
+from wid.spec.kinds import KINDS
 from wid.spec.pipeline import JoinPipelineSpec
 from wid.spec.real_time import FORM as REAL_TIME_FORM
 from wid.spec.toml_io import load_pipeline
 from wid.versions import check_install
 
 # Help texts are printed as written: Rich markup would eat their square brackets ([spark], local[2]).
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
-                  help="wid: window aggregates for Apache Spark (tumbling, hopping, session, count, rolling, landmark).")
+HELP = f"wid: window aggregates for Apache Spark ({', '.join(KINDS)})."  # the kinds: wid.spec.kinds' registry
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, help=HELP)
 T = TypeVar("T")
 
 PipelineArg = Annotated[Path, typer.Argument(help="The pipeline TOML file.")]
@@ -48,7 +49,7 @@ def _version(value: bool) -> None:
 @app.callback()
 def _options(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                                    help="Print wid's version and exit.")] = False) -> None:
-    """wid: window aggregates for Apache Spark (tumbling, hopping, session, count, rolling, landmark)."""
+    """wid: window aggregates for Apache Spark (the window kinds of `wid.spec.kinds`)."""
 
 
 def _guard(debug: bool, action: Callable[[], T]) -> T:

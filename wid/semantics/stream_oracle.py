@@ -127,7 +127,7 @@ class _Stream:
             if reason is not None:
                 out.rejected.append(DeadLetter(reason, row))
                 continue
-            ts = event_time_us(row[self.w.event_time_column or ""], self.w.event_time_unit, self.w.time_zone)
+            ts = event_time_us(row[self.w.event_time_column or ""], self.w.event_time_unit, self.w.shape.time_zone)
             assert ts is not None  # reject_reason refused nulls
             got = seen.get(clock_of(source, row), SourceBatch())
             seen[clock_of(source, row)] = SourceBatch(later(got.max_event_us, ts), got.punctuation_us)
@@ -146,7 +146,7 @@ class _Stream:
         be rejected for (none, out of range, too far in the future) says nothing."""
         p = self.w.punctuation
         assert p is not None
-        value = event_time_us(row[p.time_column or self.w.event_time_column or ""], self.w.event_time_unit, self.w.time_zone)
+        value = event_time_us(row[p.time_column or self.w.event_time_column or ""], self.w.event_time_unit, self.w.shape.time_zone)
         if value is None or event_time_reason(value, self.w, now) is not None:
             return
         if p.scope:

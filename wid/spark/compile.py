@@ -182,7 +182,7 @@ def compile_window(df: DataFrame | Mapping[str, DataFrame], window: Window, *, p
     prepared_by = {name: prepare(frame, window, files=files) for name, frame in sources.items()}
     prepared = _union(list(prepared_by.values()))
     planned = compile_batch(good_rows(prepared), numeric_window(prepared, window), pipeline)
-    output = as_wall_clock(planned.output, window.output_prefix[:2], window.time_zone) \
+    output = as_wall_clock(planned.output, window.output_prefix[:2], window.shape.time_zone) \
         if wall_clock(prepared, window) else planned.output
     how = planned.execution
     explained = Execution(BATCH, how.forms, how.why, how.notes + setting_notes(prepared))
@@ -207,7 +207,7 @@ def _window_on_operator(sources: dict[str, DataFrame], window: Window, pipeline:
                           WHY_OPERATOR, setting_notes(plan.rows))
     stream = StreamStage(plan.rows, lambda rows: windows_of(rows, window, wall),
                          lambda rows: dead_letters_of(rows, window),
-                         (lambda rows: retractions_of(rows, window, wall)) if window.definition.retracts else None,
+                         (lambda rows: retractions_of(rows, window, wall)) if window.shape.retracts else None,
                          cache_id)
     result = StageResult(windows, lambda: dead_letters_of(plan.rows, window), explained)
     return Compiled(result, None, natural_key(window, windows.columns), _punctuations(sources, _marks(window)), stream)

@@ -101,7 +101,7 @@ def warnings(spec: PipelineSpec | None, window: Window) -> list[str]:
     if streaming and window.late_data == "reopen":
         out.append(f"late rows reopen windows for allowed_lateness_ms = {window.allowed_lateness_ms}: a window "
                    "is written again, corrected (keyed sinks overwrite it; Parquet appends a second row)")
-    if streaming and window.definition.retracts and (window.late_data == "reopen" or window.emit == "on_update"):
+    if streaming and window.shape.retracts and (window.late_data == "reopen" or window.emit == "on_update"):
         out.append("sessions that merge or move their start are retracted from keyed sinks (deleted by natural "
                    "key); a Parquet sink keeps the stale rows")
     if streaming and window.late_data == "drop":

@@ -34,7 +34,8 @@ class Ctx:
         """The Spark forms of the window's aggregations, then `extra` hidden
         ones; `where` makes the window's label for cap errors (`Inputs`)."""
         types = {f.name: f.dataType for f in self.rows.schema.fields}
-        tb = F.col(self.window.tie_breaker) if self.window.tie_breaker else None
+        tie_breaker = self.window.shape.tie_breaker
+        tb = F.col(tie_breaker) if tie_breaker else None
         inputs = Inputs(types=types, ts_us=F.col(TS), tie_breaker=tb, where=where)
         return [spark_agg(a, inputs) for a in (*self.window.aggregations, *extra)]
 

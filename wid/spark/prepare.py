@@ -33,6 +33,7 @@ from wid.errors import ConfigError
 from wid.semantics import reasons
 from wid.semantics.timeunits import MAX_US, MIN_US, US_PER_MS
 from wid.spark.columns import CORRUPT, PREFIX, REASON, TS, ident, sql_string, wall_clock_us
+from wid.spark.kinds import plan_of
 from wid.spark.source_files import with_source_file
 from wid.spec.inputs import window_columns
 from wid.spec.pipeline import KAFKA_VALUE
@@ -90,7 +91,7 @@ def event_time(df: DataFrame, window: Window) -> EventTime:
     ConfigError as `event_time_us`."""
     if window.time_mode == "processing":
         return EventTime(NOW_US)
-    found = event_time_us(df, window.event_time_column or "", window.event_time_unit, zone=window.time_zone)
+    found = event_time_us(df, window.event_time_column or "", window.event_time_unit, zone=window.shape.time_zone)
     if window.max_future_ms is None:
         return found
     future = f"({found.us} > {NOW_US} + {window.max_future_ms * 1000}L)"
@@ -200,8 +201,9 @@ def prepare(df: DataFrame, window: Window, *, files: bool = True) -> DataFrame:
     `REJECTED_FILE` (see `marked`). Reasons, first match
     wins: a malformed record (`malformed`), null event time, unparseable
     event time, event time out of range, event time in the future
-    (`event_time`), null key column (partition then group), null or
-    non-positive session gap, event time before the landmark, a value an
+    (`event_time`), null key column (partition then group), the kind's
+    own (a session's null or non-positive gap: `wid.spark.kinds`), event
+    time before the landmark, a value an
     aggregation reads as a number that is not one. Raises ConfigError for
     missing columns or an event-time type that does not fit
     `event_time_unit`."""
@@ -216,10 +218,8 @@ def prepare(df: DataFrame, window: Window, *, files: bool = True) -> DataFrame:
         checks.append((f"{ident(window.event_time_column or '')} IS NULL", reasons.NULL_EVENT_TIME))
     checks += ts.checks
     checks += [(f"{ident(c)} IS NULL", reasons.null_key(c)) for c in window.key_columns]
-    if window.gap_column:
-        gap = ident(window.gap_column)
-        checks.append((f"({gap} IS NULL OR {gap} <= 0)", reasons.bad_gap(window.gap_column)))
-    earliest = window.definition.earliest_ms(window)
+    checks += plan_of(window).bad_input(window)
+    earliest = window.shape.earliest_ms()
     if earliest is not None:
         checks.append((f"{us} < {earliest * 1000}L", reasons.BEFORE_LANDMARK))
     casts = numeric_casts(df, window)

@@ -32,6 +32,7 @@ Per micro-batch:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from math import gcd
 
 import numpy as np
@@ -51,7 +52,7 @@ from wid.kernels.extents import (
     with_keys,
 )
 from wid.kernels.fields import END, FINAL, START, cap_message, finish_all
-from wid.kernels.operator.layout import CountShape, OperatorSpec
+from wid.kernels.operator.layout import OperatorSpec, Ranking
 from wid.kernels.operator.shard import Closing, Store
 from wid.kernels.pane_merge import FieldOp
 from wid.kernels.tables import NONE, PANE, TS, group_ids, ints
@@ -61,15 +62,27 @@ LO, HI, W = "_wid_lo", "_wid_hi", "_wid_window_id"
 BOUNDS = (FieldOp("min", (LO,), (LO,)), FieldOp("max", (HI,), (HI,)))
 
 
+@dataclass(frozen=True)
+class CountShape:
+    """Count windows in the operator: `size` and `hop` rows, ranks per
+    `partition_by`, the window id written to `id_column`."""
+
+    size: int
+    hop: int
+    partition_by: tuple[str, ...]
+    ranking: Ranking
+    id_column: str = "window_id"
+
+
 class CountEngine:
     """The `wid.kernels.operator.shard.Engine` of count windows."""
 
     def __init__(self, spec: OperatorSpec, store: Store) -> None:
-        assert spec.count is not None
-        self.spec, self.shape = spec, spec.count
-        self.part = key_columns(spec.count.partition_by)
+        self.spec = spec
+        self.shape: CountShape = spec.shape
+        self.part = key_columns(self.shape.partition_by)
         self.keys = [*self.part, *spec.group_by]
-        self.g = gcd(spec.count.size, spec.count.hop)
+        self.g = gcd(self.shape.size, self.shape.hop)
         self.tables = Tables(store, "count")
         self.n, self.panes, self.pending = (self.tables.load(x) for x in ("n", "panes", "pending"))
 
@@ -202,4 +215,4 @@ def _columns(spec: OperatorSpec, shape: CountShape, keys: list[str]) -> list[str
     return list(dict.fromkeys(cols))
 
 
-__all__ = ["CountEngine"]
+__all__ = ["CountEngine", "CountShape"]

@@ -26,6 +26,8 @@ group holds one prefix plus the panes of the last ``A + lateness``, about
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyarrow as pa
 
@@ -45,17 +47,28 @@ from wid.kernels.operator.layout import OperatorSpec
 from wid.kernels.operator.shard import Closing, Store
 from wid.kernels.tables import NONE, PANE, TS, group_ids, ints
 from wid.kernels.vector_aggregates import CapError
+from wid.semantics.calendar_windows import CalendarLandmark
+from wid.semantics.windowing import Landmark
 
 PERIOD, W = "_wid_period", "_wid_window_id"
 NEVER = np.iinfo(np.int64).max  # no last window: an unbounded landmark
+
+
+@dataclass(frozen=True)
+class LandmarkShape:
+    """Landmark windows in the operator: their geometry, built on the driver
+    (`wid.semantics.windowing.Landmark`, from the landmark growing by the
+    hop, restarting every maximum duration if set: Flink's CUMULATE; or on a
+    calendar, `wid.semantics.calendar_windows.CalendarLandmark`)."""
+
+    geometry: Landmark | CalendarLandmark
 
 
 class LandmarkEngine:
     """The `wid.kernels.operator.shard.Engine` of landmark windows."""
 
     def __init__(self, spec: OperatorSpec, store: Store) -> None:
-        assert spec.landmark is not None
-        self.spec, self.geo = spec, spec.landmark.geometry()
+        self.spec, self.geo = spec, spec.shape.geometry
         self.keys = key_columns(spec.group_by)
         self.tables = Tables(store, "landmark")
         self.panes = self.tables.load("panes")
@@ -207,4 +220,4 @@ class LandmarkEngine:
         return rows, rows
 
 
-__all__ = ["LandmarkEngine"]
+__all__ = ["LandmarkEngine", "LandmarkShape"]

@@ -43,6 +43,8 @@ Per micro-batch:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyarrow as pa
 
@@ -60,19 +62,32 @@ from wid.kernels.extents import (
     with_keys,
 )
 from wid.kernels.fields import FINAL, finish_all
-from wid.kernels.operator.layout import OperatorSpec
+from wid.kernels.operator.layout import OperatorSpec, Ranking
 from wid.kernels.operator.shard import Closing, Store
 from wid.kernels.tables import NONE, TS, concat, ints
 
 SHOWN, RANKED = "_wid_shown", "_wid_ranked"
 
 
+@dataclass(frozen=True)
+class RollingShape:
+    """Rolling windows in the operator: over ``(ts - duration, ts]``; with
+    `every_rows` n only every n-th row (by `ranking`) opens an extent;
+    `columns` are the input columns every output row carries, in input
+    order."""
+
+    duration_us: int
+    every_rows: int
+    ranking: Ranking
+    columns: tuple[str, ...]
+
+
 class RollingEngine:
     """The `wid.kernels.operator.shard.Engine` of rolling windows."""
 
     def __init__(self, spec: OperatorSpec, store: Store) -> None:
-        assert spec.rolling is not None
-        self.spec, self.shape = spec, spec.rolling
+        self.spec = spec
+        self.shape: RollingShape = spec.shape
         self.keys = key_columns(spec.group_by)
         self.tables = Tables(store, "rolling")
         self.bins, self.rows, self.n = (self.tables.load(x) for x in ("bins", "rows", "n"))
@@ -182,4 +197,4 @@ class RollingEngine:
         return rows, bins + rows
 
 
-__all__ = ["RollingEngine"]
+__all__ = ["RollingEngine", "RollingShape"]

@@ -30,6 +30,7 @@ and the increments tells whether any session can close.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -54,6 +55,15 @@ SHOWN, TOUCHED = "_wid_shown", "_wid_touched"
 BASE, INDEX, INCREMENT = "sessions", "sessions_index", "sessions."  # the sessions' table, its `Entry`, its increments
 
 
+@dataclass(frozen=True)
+class SessionShape:
+    """Session windows in the operator: a fixed gap, or the column holding
+    each row's gap in milliseconds."""
+
+    gap_us: int | None = None
+    gap_column: str | None = None
+
+
 class SessionEngine:
     """The `wid.kernels.operator.shard.Engine` of session windows."""
 
@@ -68,9 +78,10 @@ class SessionEngine:
         self.appended = False  # the micro-batch wrote its sessions as an increment
 
     def _gaps(self, rows: pa.Table) -> np.ndarray:
-        if self.spec.gap_column is not None:
-            return ints(rows, self.spec.gap_column) * 1000
-        return np.full(rows.num_rows, self.spec.gap_us or 0, dtype=np.int64)
+        shape = self.spec.shape
+        if shape.gap_column is not None:
+            return ints(rows, shape.gap_column) * 1000
+        return np.full(rows.num_rows, shape.gap_us or 0, dtype=np.int64)
 
     def late(self, rows: pa.Table, before: np.ndarray) -> np.ndarray:
         return np.asarray((before != NONE) & (ints(rows, TS) + self.spec.allowed_us < before))
@@ -211,4 +222,4 @@ class SessionEngine:
         return rows, rows
 
 
-__all__ = ["SessionEngine"]
+__all__ = ["SessionEngine", "SessionShape"]

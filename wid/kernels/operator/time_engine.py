@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -60,6 +61,8 @@ from wid.kernels.tables import (
     state_bytes,
 )
 from wid.kernels.vector_aggregates import CapError
+from wid.semantics.calendar_windows import CalendarHopping
+from wid.semantics.windowing import Hopping
 
 WMIN = "_wid_wmin"
 INCREMENT = "pane"  # a pane's increments are named pane<id>.<seq> (`increments.increment_name`)
@@ -96,12 +99,20 @@ def _joint_ids(a: pa.Table, b: pa.Table, keys: list[str]) -> tuple[np.ndarray, i
     return gid, groups
 
 
+@dataclass(frozen=True)
+class TimeShape:
+    """Tumbling and hopping windows in the operator: their geometry, built on
+    the driver (`wid.semantics.windowing.Hopping`, or on a calendar
+    `wid.semantics.calendar_windows.CalendarHopping`)."""
+
+    geometry: Hopping | CalendarHopping
+
+
 class TimeEngine:
     """The `wid.kernels.operator.shard.Engine` of tumbling and hopping windows."""
 
     def __init__(self, spec: OperatorSpec, store: Store) -> None:
-        assert spec.geometry is not None
-        self.spec, self.store, self.g = spec, store, spec.geometry
+        self.spec, self.store, self.g = spec, store, spec.shape.geometry
         raw = store.get("panes")
         self.index: dict[int, Entry] = {} if raw is None else {
             int(k): Entry.loads(v) for k, v in json.loads(raw).items()}
@@ -447,4 +458,4 @@ class TimeEngine:
                                     for p, e in self.index.items())
 
 
-__all__ = ["TimeEngine", "key_runs"]
+__all__ = ["TimeEngine", "TimeShape", "key_runs"]

@@ -5,19 +5,26 @@ the kind's name in `wid.semantics.kinds.SEMANTICS`."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from wid.semantics.stream_types import StreamRules
 from wid.semantics.timeunits import ms_to_us
+from wid.spec.kinds import Shape
 from wid.spec.window import Window
 
 
 class KindSemantics:
     """A window kind in the oracles: `evaluate` gives the output rows of the
     good rows (each with its event time under `wid.semantics.rows.TS`),
-    `rules` its streaming rules."""
+    `rules` its streaming rules; registered under its `shape`."""
 
-    name: ClassVar[str]
+    shape: ClassVar[type[Shape]]
+
+    def reject_reason(self, row: Mapping[str, Any], w: Window) -> str | None:
+        """Why `row` is bad input for this kind (a session's gap), after the
+        checks every kind makes (`wid.semantics.oracle.reject_reason`), or None."""
+        return None
 
     def evaluate(self, good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
         """The output rows of `good` in batch (every window complete)."""

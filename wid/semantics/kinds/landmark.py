@@ -44,11 +44,12 @@ from wid.semantics.kinds.base import KindSemantics, allowed_us
 from wid.semantics.kinds.time import bucketed, head
 from wid.semantics.rows import TS, Group, window_row
 from wid.semantics.stream_types import Accepted, Admission, Emission
+from wid.spec.kinds import LandmarkWindows
 from wid.spec.window import Window
 
 
 class LandmarkSemantics(KindSemantics):
-    name = "landmark"
+    shape = LandmarkWindows
 
     def geometry(self, w: Window) -> LandmarkGeometry:
         """The windows of `w`, in microseconds (`wid.semantics.geometry`)."""

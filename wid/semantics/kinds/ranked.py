@@ -62,23 +62,19 @@ from wid.semantics.rolling import rolling_extent
 from wid.semantics.rows import TS, Group, key_of, order_columns, window_row
 from wid.semantics.stream_types import Accepted, Admission, Emission
 from wid.semantics.timeunits import ms_to_us
+from wid.spec.kinds import CountWindows, RollingWindows, shape_as
 from wid.spec.window import Window
 
 
 def ranks_rows(w: Window) -> bool:
     """Does `w` rank rows (count windows, rolling with every_rows > 1)?"""
-    return w.definition.ranks_rows(w)
+    return w.shape.ranks_rows()
 
 
 def stream_problem(w: Window) -> tuple[str, str] | None:
-    """(field, why) when `w` has no streaming semantics, else None: ranks by
-    ``order`` need `order_by` to be the event time, since only the closing
-    point (on event time) can make a rank final."""
-    if ranks_rows(w) and w.rank_by == "order" and w.order_by not in (None, w.event_time_column):
-        return ("order_by", f"order_by = '{w.order_by}' on a stream: ranks are only final once the closing point "
-                "passes a row's event time, so on a stream they must follow the event time "
-                "(remove order_by, or set rank_by = 'arrival' to rank rows as they arrive)")
-    return None
+    """(field, why) when `w` has no streaming semantics, else None (its
+    kind's rule: `wid.spec.kinds.ranked.Ranked.stream_problem`)."""
+    return w.shape.stream_problem(w)
 
 
 def by_key(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> dict[Group, list[dict[str, Any]]]:
@@ -106,10 +102,10 @@ def count_rows(w: Window, key: Group, window_id: int, extent: list[dict[str, Any
 
 
 class CountSemantics(KindSemantics):
-    name = "count"
+    shape = CountWindows
 
     def evaluate(self, good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
-        size, hop = w.size_rows or 0, w.hop_rows_or_size
+        size, hop = w.size_rows or 0, shape_as(w, CountWindows).hop_rows_or_size
         out = []
         for key, members in by_key(good, w.partition_by).items():
             ranked_rows = in_rank_order(w, members)
@@ -124,7 +120,7 @@ class CountSemantics(KindSemantics):
 
 
 class RollingSemantics(KindSemantics):
-    name = "rolling"
+    shape = RollingWindows
 
     def evaluate(self, good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
         d, n = ms_to_us(w.duration_ms or 0), w.every_rows or 1
@@ -164,7 +160,7 @@ class CountRules:
     """`wid.semantics.stream_types.StreamRules` of count windows."""
 
     def __init__(self, w: Window) -> None:
-        self.w, self.size, self.hop = w, w.size_rows or 0, w.hop_rows_or_size
+        self.w, self.size, self.hop = w, w.size_rows or 0, shape_as(w, CountWindows).hop_rows_or_size
 
     def admit(self, ts: int, closed: int | None) -> Admission | None:
         return None if self.w.rank_by == "order" and closed is not None and ts < closed else Admission()

@@ -16,14 +16,16 @@ natural key must be deleted from the sink.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from wid.semantics import reasons
 from wid.semantics.kinds.base import KindSemantics, allowed_us
 from wid.semantics.rows import TS, Group, key_of, window_head, window_row
 from wid.semantics.sessions import sessionize
 from wid.semantics.stream_types import Accepted, Admission, Emission
 from wid.semantics.timeunits import ms_to_us
+from wid.spec.kinds import SessionWindows
 from wid.spec.window import Window
 
 
@@ -33,7 +35,14 @@ def gaps_us(w: Window, rows: Sequence[dict[str, Any]]) -> list[tuple[int, int]]:
 
 
 class SessionSemantics(KindSemantics):
-    name = "session"
+    shape = SessionWindows
+
+    def reject_reason(self, row: Mapping[str, Any], w: Window) -> str | None:
+        """A per-row gap that is NULL or not positive."""
+        column = w.gap_column
+        if column is not None and (row[column] is None or row[column] <= 0):
+            return reasons.bad_gap(column)
+        return None
 
     def evaluate(self, good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
         groups: dict[Group, list[dict[str, Any]]] = defaultdict(list)

@@ -24,6 +24,7 @@ from wid.semantics.kinds.base import KindSemantics, allowed_us
 from wid.semantics.rows import TS, Group, Row, key_of, window_head, window_row
 from wid.semantics.stream_types import Accepted, Admission, Emission
 from wid.semantics.windowing import Hopping, Landmark
+from wid.spec.kinds import HoppingWindows, TumblingWindows
 from wid.spec.window import Window
 
 Geometry = Hopping | CalendarHopping | Landmark | CalendarLandmark
@@ -70,11 +71,11 @@ class TimeWindows(KindSemantics):
 
 
 class TumblingSemantics(TimeWindows):
-    name = "tumbling"
+    shape = TumblingWindows
 
 
 class HoppingSemantics(TimeWindows):
-    name = "hopping"
+    shape = HoppingWindows
 
 
 class TimeRules:
