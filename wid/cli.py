@@ -20,7 +20,7 @@ from wid.errors import ConfigError, WidError
 from wid.pipelines.rejections import DEFAULT_SHARE, STRICT_EXIT
 from wid.spark_output import SparkOutput
 from wid.spec.kinds import KINDS
-from wid.spec.pipeline import JoinPipelineSpec
+from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
 from wid.spec.real_time import FORM as REAL_TIME_FORM
 from wid.spec.toml_io import load_pipeline
 from wid.versions import check_install
@@ -111,12 +111,16 @@ class _ConsoleLog(logging.Handler):
 
 @app.command()
 def validate(pipeline: PipelineArg, debug: DebugOpt = False) -> None:
-    """Check a pipeline file without starting Spark: its keys and values, its local input files, and the columns
-    it names against the sources' declared schemas."""
+    """Check a pipeline file without starting Spark: its keys and values, its local input files, the columns
+    it names against the sources' declared schemas, and, for a stream, what its window's trigger policy refuses
+    on a stream."""
+    from wid.semantics.trigger import check_stream
     from wid.spec.inputs import check_inputs
 
     spec = _guard(debug, lambda: load_pipeline(pipeline))
     _guard(debug, lambda: check_inputs(spec))
+    if isinstance(spec, PipelineSpec) and spec.source.is_stream:
+        _guard(debug, lambda: _in_window(lambda: check_stream(spec.window)))
     if isinstance(spec, JoinPipelineSpec):
         j = spec.join.join
         say(f"ok: pipeline {spec.name}, window join {list(j.window)} ms, {len(j.metrics)} metric(s), "
@@ -126,6 +130,14 @@ def validate(pipeline: PipelineArg, debug: DebugOpt = False) -> None:
     stream = " (stream)" if spec.source.is_stream else ""
     say(f"ok: pipeline {spec.name}, {w.kind} window, {len(w.aggregations)} aggregation(s), "
         f"source {', '.join(s.format for s in spec.sources)}{stream}, target {spec.target.kind}")
+
+
+def _in_window(check: Callable[[], None]) -> None:
+    """`check()`, its ConfigError naming the field under ``transform.window``."""
+    try:
+        check()
+    except ConfigError as err:
+        raise err.at("transform.window") from None
 
 
 @app.command()

@@ -12,19 +12,22 @@ watermark, or its scope's keyed punctuation if later; `wid.semantics.watermark`)
    guard measures from. A rejected row moves no watermark, and neither does a
    punctuation whose time a row would be rejected for.
 2. Each good row is judged against ``C_(b-1)(g)``, what was closed before
-   this batch, by its kind's rules (`wid.semantics.kinds`: time windows by
-   the paper's two modes, sessions, ranks, landmark periods), which say
-   whether it is late and which windows it counts in. A late row is counted
-   (`drop`, and `reopen` past its budget) or sent to the dead letter with a
-   reason (`dlq`).
+   this batch: its kind's rules (`wid.semantics.kinds`: time windows,
+   sessions, ranks, landmark periods) say which windows it falls in and
+   when they close, and the window's trigger policy (`wid.semantics.trigger`:
+   the paper's two modes) whether it is late and which windows it counts
+   in. A late row is counted (`drop`, and `reopen` past its budget) or sent
+   to the dead letter with a reason (`dlq`).
 3. The watermarks advance with the batch (data rows and punctuations), one
    per source, or per Kafka partition for rows that name theirs
    (`clock_of`).
-4. Emissions, judged against ``C_b(g)`` by the kind's rules: a window emits
-   (final) once the closing point passes it, and again, corrected, when a
-   reopened window takes a row; with ``emit = "on_update"`` every window
-   that took a row and is still open emits its partial value; a session
-   emitted under a start it no longer has is retracted.
+4. Emissions, judged against ``C_b(g)``: the kind's rules say which windows
+   closed and which this batch touched, and the trigger policy what fires:
+   a window emits (final) once the closing point passes it, and again,
+   corrected, when a reopened window takes a row; with ``emit =
+   "on_update"`` every window that took a row and is still open emits its
+   partial value; a session emitted under a start it no longer has is
+   retracted.
 
 Every kind's rules run per closing key (`partition_by` for count windows,
 else `group_by`).
@@ -42,7 +45,6 @@ from typing import Any
 
 from wid.semantics import reasons
 from wid.semantics.kinds import semantics_of
-from wid.semantics.kinds.ranked import stream_problem
 from wid.semantics.oracle import DeadLetter, event_time_reason, reject_reason
 from wid.semantics.stream_types import (
     TS,
@@ -55,6 +57,7 @@ from wid.semantics.stream_types import (
     Row,
 )
 from wid.semantics.timeunits import event_time_us, ms_to_us
+from wid.semantics.trigger import NOTHING_CLOSED, policy_of, stream_problems
 from wid.semantics.watermark import (
     SourceBatch,
     Watermarks,
@@ -63,7 +66,6 @@ from wid.semantics.watermark import (
     later,
     partition_id,
 )
-from wid.spec.kinds import NAMES as STREAM_KINDS
 from wid.spec.pipeline import KAFKA_PARTITION, KAFKA_TOPIC
 from wid.spec.window import Window
 
@@ -74,11 +76,11 @@ def run_stream(batches: Iterable[MicroBatch], window: Window,
 
     `is_punctuation(row)` marks punctuation rows (the Python form of the
     window's punctuation predicate). Raises ValueError for a window without
-    streaming semantics (`wid.semantics.kinds.ranked.stream_problem`).
+    streaming semantics (`wid.semantics.trigger.stream_problems`).
     """
-    problem = stream_problem(window)
-    if problem is not None:
-        raise ValueError(f"{problem[0]}: {problem[1]}")
+    problems = stream_problems(window)
+    if problems:
+        raise ValueError(f"{problems[0][0]}: {problems[0][1]}")
     stream = _Stream(window, is_punctuation or (lambda _: False))
     return [stream.step(b, i) for i, b in enumerate(batches)]
 
@@ -98,7 +100,7 @@ class _Stream:
         self.marks = Watermarks()
         self.keyed: dict[Group, int] = {}
         self.accepted: dict[Group, list[Accepted]] = defaultdict(list)
-        self.rules = semantics_of(window).rules(window)
+        self.rules = semantics_of(window).rules(window, policy_of(window))
 
     # -- closing points ------------------------------------------------------
     def scope_of(self, group: Group) -> Group:
@@ -106,9 +108,11 @@ class _Stream:
         return tuple(group[self.w.closing_columns.index(c)] for c in scope)
 
     def closing(self, group: Group, marks: Watermarks | None = None,
-                keyed: Mapping[Group, int] | None = None) -> int | None:
+                keyed: Mapping[Group, int] | None = None) -> int:
+        """`group`'s closing point (`NOTHING_CLOSED` when nothing is closed)."""
         marks, keyed = marks or self.marks, self.keyed if keyed is None else keyed
-        return closing_point(marks.global_us, keyed.get(self.scope_of(group)))
+        found = closing_point(marks.global_us, keyed.get(self.scope_of(group)))
+        return NOTHING_CLOSED if found is None else found
 
     # -- one micro-batch -----------------------------------------------------
     def step(self, batch: MicroBatch, index: int) -> BatchResult:
@@ -158,21 +162,21 @@ class _Stream:
 
     def _admit(self, source: str, row: dict[str, Any], index: int, out: BatchResult) -> None:
         group = tuple(row[c] for c in self.w.closing_columns)
-        admission = self.rules.admit(row[TS], self.closing(group))
-        if admission is None:
+        admitted = self.rules.admit(row[TS], self.closing(group))
+        if admitted is None:
             if self.w.late_data == "dlq":
                 out.late.append(LateRow(source, {k: v for k, v in row.items() if k != TS}, reasons.LATE))
             else:
                 out.rows_late_dropped += 1
             return
-        self.accepted[group].append(Accepted(row, index, admission.windows, admission.first_window))
+        self.accepted[group].append(Accepted(row, index, admitted.place))
 
     # -- emissions -------------------------------------------------------------
-    def _emit(self, index: int, before: Callable[[Group], int | None]) -> list[Emission]:
+    def _emit(self, index: int, before: Callable[[Group], int]) -> list[Emission]:
         out: list[Emission] = []
         for group, members in self.accepted.items():
             out += self.rules.emit(group, members, index, before(group), self.closing(group))
         return out
 
 
-__all__ = ["BatchResult", "Emission", "LateRow", "MicroBatch", "STREAM_KINDS", "run_stream"]
+__all__ = ["BatchResult", "Emission", "LateRow", "MicroBatch", "run_stream"]

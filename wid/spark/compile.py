@@ -42,6 +42,7 @@ from pyspark.sql import Column, DataFrame
 
 from wid.errors import ConfigError
 from wid.semantics.sink_state import join_natural_key, natural_key
+from wid.semantics.trigger import check_stream
 from wid.spark import arrow_merge, real_time
 from wid.spark.batch import compile_batch
 from wid.spark.columns import PREFIX, REASON, as_wall_clock
@@ -223,7 +224,12 @@ def compile_real_time(df: DataFrame, window: Window, *, source: str = "source") 
 
 def check_streamable(window: Window) -> None:
     """Raise ConfigError naming the field when `window` cannot run on a
-    stream: `max_groups_per_window` is mandatory (docs/semantics.md#completeness)."""
+    stream: what its trigger policy refuses there
+    (`wid.semantics.trigger.stream_problems`: an emit mode its kind has not,
+    reopen where no row can be late, ranks by order that do not follow the
+    event time), and without `max_groups_per_window`, mandatory
+    (docs/semantics.md#completeness)."""
+    check_stream(window)
     if window.max_groups_per_window is None:
         raise ConfigError("max_groups_per_window", "is mandatory on a stream (state must be bounded)",
                           "set max_groups_per_window to the most groups one window may hold")

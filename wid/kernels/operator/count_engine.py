@@ -16,15 +16,17 @@ final. State per shard, as Arrow tables (never a whole window's rows):
 
 Per micro-batch:
 
-- **late**: ``ts < C`` before the batch (ranks by order); nothing is late
-  under ``rank_by = "arrival"``.
+- **late**: a rank position closes once the closing point passes its row,
+  so the trigger policy makes a row late when ``ts < C`` before the batch
+  (ranks by order); nothing is late under ``rank_by = "arrival"``.
 - **add**: accepted rows join ``pending``.
 - **emit**: the pending rows behind the new closing point (all of them,
   under arrival ranks) are sorted in rank order per partition and take
   ranks from the partition's counter; their per-row partials merge into
-  panes. Windows whose last rank became final emit (final); with ``emit =
-  "on_update"`` incomplete windows holding new ranks emit their partial
-  value. A window's value is its panes merged in O(1)
+  panes. A window closes once its last rank is final, and the micro-batch
+  touched the windows holding new ranks: the trigger policy fires the
+  windows that close (final) and, on update, the touched incomplete ones
+  (their partial value). A window's value is its panes merged in O(1)
   (`wid.kernels.extents.merge_over`); its bounds are the least and
   greatest event time over all its groups.
 - **evict**: panes before the first rank of the next window to emit.
@@ -55,8 +57,9 @@ from wid.kernels.fields import END, FINAL, START, cap_message, finish_all
 from wid.kernels.operator.layout import OperatorSpec, Ranking
 from wid.kernels.operator.shard import Closing, Store
 from wid.kernels.pane_merge import FieldOp
-from wid.kernels.tables import NONE, PANE, TS, group_ids, ints
+from wid.kernels.tables import PANE, TS, group_ids, ints
 from wid.kernels.vector_aggregates import CapError
+from wid.semantics.trigger import NEVER
 
 LO, HI, W = "_wid_lo", "_wid_hi", "_wid_window_id"
 BOUNDS = (FieldOp("min", (LO,), (LO,)), FieldOp("max", (HI,), (HI,)))
@@ -91,9 +94,9 @@ class CountEngine:
         return self.shape.ranking.by == "arrival"
 
     def late(self, rows: pa.Table, before: np.ndarray) -> np.ndarray:
-        if self.arrival:
-            return np.zeros(rows.num_rows, dtype=bool)
-        return np.asarray((before != NONE) & (ints(rows, TS) < before))
+        # a rank position closes once the closing point passes the row (ranks by order); given on arrival, never
+        closes = np.full(rows.num_rows, NEVER, dtype=np.int64) if self.arrival else ints(rows, TS) + 1
+        return np.asarray(self.spec.policy.late(closes, closes, before))
 
     def add(self, rows: pa.Table, before: np.ndarray) -> None:
         if rows.num_rows:
@@ -107,8 +110,7 @@ class CountEngine:
         held = self.pending
         final = np.ones(held.num_rows, dtype=bool)
         if not self.arrival:
-            cp = after.of(held, self.spec.scope)
-            final = (cp != NONE) & (ints(held, TS) < cp)
+            final = ints(held, TS) < after.of(held, self.spec.scope)
         self.pending = held.filter(pa.array(~final))
         if not final.any():
             return None, None
@@ -131,14 +133,14 @@ class CountEngine:
         size, hop = self.shape.size, self.shape.hop
         old, new = ints(parts, BEFORE), ints(parts, COUNT)
         lo = old // hop
-        hi = (new - 1 + size) // hop  # exclusive: the windows holding a rank in [old, new)
-        if not self.spec.on_update:
-            hi = np.minimum(hi, new // hop)
+        hi = (new - 1 + size) // hop  # exclusive: the windows holding a rank in [old, new): touched
         count = np.maximum(hi - lo, 0)
-        if not count.any():
-            return None
         row = np.repeat(np.arange(len(lo)), count)
         w = lo[row] + np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+        fires, _ = self.spec.policy.fire((w + 1) * hop <= old[row], (w + 1) * hop <= new[row], True)
+        if not fires.any():
+            return None
+        row, w = row[fires], w[fires]
         wins = parts.take(pa.array(row)).append_column(W, pa.array(w))
         assert self.panes is not None
         groups = self.panes.select(self.keys)

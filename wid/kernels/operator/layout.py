@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wid.kernels.vector_aggregates import VectorAgg
+from wid.semantics.trigger import TriggerPolicy
 
 US = 1000
 
@@ -31,33 +32,25 @@ class Ranking:
 @dataclass(frozen=True)
 class OperatorSpec:
     """A window, as the operator's shards see it: its kind's name (for
-    messages) and engine `shape`, and what every kind shares. Times in
-    microseconds, batch timestamps and idleness in milliseconds."""
+    messages) and engine `shape`, its trigger `policy` (what fires, what is
+    late: `wid.semantics.trigger`, the stream oracle's), and what every kind
+    shares. Times in microseconds, batch timestamps and idleness in
+    milliseconds."""
 
     kind: str
     shape: Any
     group_by: tuple[str, ...]
     aggs: tuple[VectorAgg, ...]
     aliases: tuple[str, ...]
+    policy: TriggerPolicy = TriggerPolicy()
     scope: tuple[str, ...] = ()
     lateness_us: int = 0
-    allowed_us: int = 0
-    late_mode: str = "generous"
     late_data: str = "drop"
-    emit: str = "on_close"
     idleness_ms: int | None = None
     max_groups: int | None = None
     pipeline: str = "wid"
     shards: int = 1
     dead_letter_columns: tuple[str, ...] = ()
-
-    @property
-    def reopen(self) -> bool:
-        return self.late_data == "reopen"
-
-    @property
-    def on_update(self) -> bool:
-        return self.emit == "on_update"
 
 
 __all__ = ["OperatorSpec", "Ranking"]

@@ -64,7 +64,7 @@ from wid.kernels.extents import (
 from wid.kernels.fields import FINAL, finish_all
 from wid.kernels.operator.layout import OperatorSpec, Ranking
 from wid.kernels.operator.shard import Closing, Store
-from wid.kernels.tables import NONE, TS, concat, ints
+from wid.kernels.tables import TS, concat, ints
 
 SHOWN, RANKED = "_wid_shown", "_wid_ranked"
 
@@ -99,7 +99,8 @@ class RollingEngine:
         return self.shape.every_rows > 1 and self.shape.ranking.by == "order"
 
     def late(self, rows: pa.Table, before: np.ndarray) -> np.ndarray:
-        return np.asarray((before != NONE) & (ints(rows, TS) + self.spec.allowed_us < before))
+        closes = ints(rows, TS) + 1  # row t's window closes once the closing point passes t
+        return np.asarray(self.spec.policy.late(closes, closes, before))
 
     # -- add --------------------------------------------------------------------------------
     def add(self, rows: pa.Table, before: np.ndarray) -> None:
@@ -128,15 +129,13 @@ class RollingEngine:
     def emit(self, before: Closing, after: Closing) -> tuple[pa.Table | None, pa.Table | None]:
         if self.rows is None or self.rows.num_rows == 0:
             return None, None
-        closed = self._closed(after)
         if self.by_order:
-            self._rank_closed(closed)
-            closed = self._closed(after)
+            self._rank_closed(self._closed(after))
         rows = self.rows
         assert rows is not None
         shown = rows.column(SHOWN).to_numpy(zero_copy_only=False).astype(bool)
-        touched = self._touched(rows)
-        emit = (closed & (~shown | touched)) | (~closed & touched & self.spec.on_update)
+        # a row emitted final is one whose window closed before this micro-batch (or arrived after it closed)
+        emit, closed = self.spec.policy.fire(shown, self._closed(after), self._touched(rows))
         self.rows = rows.set_column(rows.column_names.index(SHOWN), SHOWN, pa.array(shown | (emit & closed)))
         if not emit.any():
             return None, None
@@ -150,9 +149,9 @@ class RollingEngine:
         return pa.table(cols), None
 
     def _closed(self, after: Closing) -> np.ndarray:
+        """Is each held row's window closed (the closing point passed the row)?"""
         assert self.rows is not None
-        cp = after.of(self.rows, self.spec.scope)
-        return np.asarray((cp != NONE) & (ints(self.rows, TS) < cp))
+        return np.asarray(ints(self.rows, TS) < after.of(self.rows, self.spec.scope))
 
     def _rank_closed(self, closed: np.ndarray) -> None:
         """Rank the rows whose rank just became final; keep every n-th."""
@@ -166,9 +165,10 @@ class RollingEngine:
         self.rows = concat([self.rows.filter(pa.array(~fresh)), now])
 
     def _touched(self, rows: pa.Table) -> np.ndarray:
-        """Did a row of this batch land in each held row's extent? (Only
-        reopen and on_update ask: otherwise a row emits once, when closed.)"""
-        if not (self.spec.reopen or self.spec.on_update) or self.arrived is None or self.arrived.num_rows == 0:
+        """Did a row of this batch land in each held row's extent? (Asked
+        only where a touched window may fire: otherwise a row emits once,
+        when closed.)"""
+        if not self.spec.policy.fires_touched or self.arrived is None or self.arrived.num_rows == 0:
             return np.zeros(rows.num_rows, dtype=bool)
         ts = ints(rows, TS)
         span = ranges(self.arrived, self.keys, TS, rows, ts - self.shape.duration_us + 1, ts)
@@ -179,14 +179,13 @@ class RollingEngine:
 
     # -- evict ---------------------------------------------------------------------------------
     def evict(self, after: Closing) -> None:
-        budget = self.spec.allowed_us
+        policy = self.spec.policy
         if self.rows is not None:
             cp = after.of(self.rows, self.spec.scope)
-            self.rows = self.rows.filter(pa.array(~((cp != NONE) & (ints(self.rows, TS) + budget < cp))))
-        if self.bins is not None:
-            cp = after.of(self.bins, self.spec.scope)
-            horizon = np.where(cp != NONE, cp, 0) - budget - self.shape.duration_us
-            self.bins = self.bins.filter(pa.array(~((cp != NONE) & (ints(self.bins, TS) <= horizon))))
+            self.rows = self.rows.filter(pa.array(policy.takes(ints(self.rows, TS) + 1, cp)))
+        if self.bins is not None:  # a bin no window still taking rows reaches
+            horizon = policy.takes_after(after.of(self.bins, self.spec.scope)) - self.shape.duration_us
+            self.bins = self.bins.filter(pa.array(ints(self.bins, TS) > horizon))
             self.bins = merge_rows(self.spec.aggs, self.bins, [*self.keys, TS])
         for name, table in (("bins", self.bins), ("rows", self.rows), ("n", self.n)):
             self.tables.save(name, table)

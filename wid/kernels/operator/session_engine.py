@@ -5,21 +5,24 @@ group columns, ``[start, end]`` (end = the running ``max(ts + gap)``, as in
 Spark's `session_window`), whether it was emitted under its current start,
 and the partial fields of its rows. Rows are never kept.
 
-- **late**: a row is late when ``ts + A < C`` (C the group's closing point
-  before the batch, A = `allowed_lateness_ms` under reopen, else 0).
+- **late**: a session closes at ``end + 1`` µs (a row exactly at its end
+  still joins it); a row, at ``ts + 1``: the window's trigger policy
+  (`wid.semantics.trigger`) makes it late when ``ts + A < C`` (C the
+  group's closing point before the batch, A = `allowed_lateness_ms` under
+  reopen, else 0).
 - **add**: the batch's rows, as one-row sessions ``[ts, ts + gap]``, and the
   held sessions of the same groups are sorted by start and merged where a
   start is at or before the running end of the group; partials merge by
   session. A merged session whose members were emitted under another start
   retracts those keys.
-- **emit**: a session is final once ``end < C``; it emits when it closes,
-  and again when a reopened session takes a row; with ``emit =
-  "on_update"`` a touched open session emits its partial value.
-- **evict**: a session goes once ``C > end + A``.
+- **emit**: what the trigger policy fires: a session when it closes, again
+  when a reopened session takes a row, and on update a touched open
+  session (its partial value).
+- **evict**: a session goes once it no longer takes rows (``C > end + A``).
 
 A micro-batch in which no session can close or go (every session held,
 and every new one, ends at or after the highest closing point after it),
-with ``emit = "on_close"`` and no reopen, has nothing to emit: it writes its
+where no touched session fires (on close, no reopen), has nothing to emit: it writes its
 rows as an increment (`wid.kernels.operator.increments`: its sessions among
 themselves), read back and merged with the shard's sessions when one can
 close. Each increment keeps its least session end; a session's end is at
@@ -48,7 +51,7 @@ from wid.kernels.fields import (
 from wid.kernels.operator.increments import Entry, increment_name
 from wid.kernels.operator.layout import OperatorSpec
 from wid.kernels.operator.shard import Closing, Store
-from wid.kernels.tables import NONE, TS, concat, from_bytes, group_ids, ints, state_bytes
+from wid.kernels.tables import TS, concat, from_bytes, group_ids, ints, state_bytes
 from wid.kernels.vector_aggregates import CapError
 
 SHOWN, TOUCHED = "_wid_shown", "_wid_touched"
@@ -84,7 +87,8 @@ class SessionEngine:
         return np.full(rows.num_rows, shape.gap_us or 0, dtype=np.int64)
 
     def late(self, rows: pa.Table, before: np.ndarray) -> np.ndarray:
-        return np.asarray((before != NONE) & (ints(rows, TS) + self.spec.allowed_us < before))
+        closes = ints(rows, TS) + 1
+        return np.asarray(self.spec.policy.late(closes, closes, before))
 
     # -- add -------------------------------------------------------------------
     def add(self, rows: pa.Table, before: np.ndarray) -> None:
@@ -119,7 +123,7 @@ class SessionEngine:
         ending at or after the highest closing point, the rows held within
         the cap. A base without its least end (written before increments)
         is not known to be quiet."""
-        if self.spec.on_update or self.spec.reopen or self.table is not None or (
+        if self.spec.policy.fires_touched or self.table is not None or (
                 self.entry.rows and self.entry.figure is None):
             return False
         adding = 0 if self.new is None else self.new.num_rows
@@ -178,11 +182,10 @@ class SessionEngine:
         held = self._held()
         if held is None or held.num_rows == 0:
             return None, self.retracted
-        end = ints(held, END)
-        closed = end < after.of(held, self.spec.scope)
-        was_closed = end < before.of(held, self.spec.scope)
+        closes = ints(held, END) + 1
         touched = held.column(TOUCHED).to_numpy(zero_copy_only=False).astype(bool)
-        emit = (closed & (touched | ~was_closed)) | (touched & ~closed & self.spec.on_update)
+        emit, closed = self.spec.policy.fire(closes <= before.of(held, self.spec.scope),
+                                             closes <= after.of(held, self.spec.scope), touched)
         shown = held.column(SHOWN).to_numpy(zero_copy_only=False).astype(bool) | emit
         self.table = held.set_column(held.column_names.index(SHOWN), SHOWN, pa.array(shown))
         if not emit.any():
@@ -199,7 +202,7 @@ class SessionEngine:
                 seq = self.entry.add_increment(self.new.num_rows, int(ints(self.new, END).min()))
                 self.store.put(increment_name(INCREMENT, "", seq), state_bytes(self.new))
         elif self.table is not None:
-            keep = after.of(self.table, self.spec.scope) <= ints(self.table, END) + self.spec.allowed_us
+            keep = self.spec.policy.takes(ints(self.table, END) + 1, after.of(self.table, self.spec.scope))
             self.table = self.table.filter(pa.array(keep))
             cap = self.spec.max_groups
             if cap is not None and self.table.num_rows > cap:

@@ -4,24 +4,24 @@ State is one entry per pane (``gcd(duration, hop)`` long; a tumbling window
 is one pane): the partial fields of every group of the shard that has rows
 in it, as an Arrow table. Rows are never kept.
 
-- **late** (Li et al., section 5): window w (end e) takes rows while the
-  group's closing point C is below ``e + A`` (A = `allowed_lateness_ms`
-  under reopen, else 0). ``generous``: a row is late when its last window
-  no longer takes rows; ``consistent``: when its first one does not.
+- **late** (Li et al., section 5): window w closes at its end; the window's
+  trigger policy (`wid.semantics.trigger`) judges a row by the ends of its
+  first and last windows (``generous``: late when its last window no longer
+  takes rows; ``consistent``: when its first one does not).
 - **add**: rows become partials per (group, pane), merged into the pane's
   entry. A generous row added to a pane whose early windows have emitted
   only reaches the windows emitted later (emitted windows are not
   recomputed unless reopened), which is exactly the generous mode.
-- **emit**: the windows whose end passes from ``(C_before, C_after]``
-  (final), the reopened windows a row touched (final, corrected), and with
-  ``emit = "on_update"`` the open windows a row touched (partial), each
-  merged from its panes (``length/hop`` pane partials per window). The
+- **emit**: the windows the trigger policy fires, from whether each was
+  closed before and after the micro-batch and whether a row touched it
+  (closing: final; reopened: final, corrected; open on update: partial),
+  each merged from its panes (``length/hop`` pane partials per window). The
   windows are made a run of groups at a time, as the output is read
   (`EMIT_WINDOWS` a chunk): a micro-batch that closes a day of 1-minute
   hopping windows for 100,000 keys emits 144M windows, and made at once
   they took more than 11 GB in one shard's worker, where a chunk takes
   about 100 MB.
-- **evict**: a pane goes once its last window is past the budget.
+- **evict**: a pane goes once its last window no longer takes rows.
 
 Pane tables reach the state store once, at the end of the micro-batch
 (`evict`): each put or delete is a round trip to Spark's state server, and
@@ -51,7 +51,6 @@ from wid.kernels.operator.shard import Closing, Emitted, Store
 from wid.kernels.pane_merge import WINDOW_ID as MERGED_WINDOW_ID
 from wid.kernels.pane_merge import FieldOp, MergeSpec, merge_sorted, new_windows, sort_panes
 from wid.kernels.tables import (
-    NONE,
     PANE,
     TS,
     concat,
@@ -62,6 +61,7 @@ from wid.kernels.tables import (
 )
 from wid.kernels.vector_aggregates import CapError
 from wid.semantics.calendar_windows import CalendarHopping
+from wid.semantics.trigger import NOTHING_CLOSED
 from wid.semantics.windowing import Hopping
 
 WMIN = "_wid_wmin"
@@ -112,7 +112,7 @@ class TimeEngine:
     """The `wid.kernels.operator.shard.Engine` of tumbling and hopping windows."""
 
     def __init__(self, spec: OperatorSpec, store: Store) -> None:
-        self.spec, self.store, self.g = spec, store, spec.shape.geometry
+        self.spec, self.store, self.g, self.policy = spec, store, spec.shape.geometry, spec.policy
         raw = store.get("panes")
         self.index: dict[int, Entry] = {} if raw is None else {
             int(k): Entry.loads(v) for k, v in json.loads(raw).items()}
@@ -137,28 +137,25 @@ class TimeEngine:
         if len(before) and before.min() == before.max():  # one closing point (no keyed punctuation)
             return np.asarray(ints(rows, TS) < self._late_below(int(before[0])))
         first, last = self._windows(self._panes(rows))
-        ref = self.g.end(last if self.spec.late_mode == "generous" else first)
-        return np.asarray((before != NONE) & (before >= ref + self.spec.allowed_us))
+        return np.asarray(self.policy.late(self.g.end(first), self.g.end(last), before))
 
     def _late_below(self, closing_us: int) -> int:
         """The event time below which a row is late when its group's closing
         point is `closing_us`: `late`'s rule solved for the pane (the first
-        window still taking rows is w0; a generous row is late when its last
-        window is before w0, a consistent one when its first is), which
-        spares a division per row."""
-        if closing_us == NONE:
-            return NONE
-        w0 = self.g.first_window_ending_after(closing_us - self.spec.allowed_us)
-        return int(self.g.start(w0) if self.spec.late_mode == "generous" else self.g.end(w0 - 1))
+        window still taking rows is w0; a row is late when the window the
+        policy judges it by, its last or its first, is before w0: before
+        w0's start, or w0 - 1's end), which spares a division per row."""
+        if closing_us == NOTHING_CLOSED:
+            return NOTHING_CLOSED
+        w0 = self.g.first_window_ending_after(self.policy.takes_after(closing_us))
+        return int(self.policy.judged(first=self.g.end(w0 - 1), last=self.g.start(w0)))
 
     def _first_counted(self, q: np.ndarray, before: np.ndarray) -> np.ndarray:
-        """The earliest window each accepted row counts in (generous: the
-        first that still takes rows; consistent: its first window)."""
+        """The earliest window each accepted row counts in: the first that
+        still takes rows (a consistent row's first window takes them all)."""
         first, _ = self._windows(q)
-        if self.spec.late_mode == "consistent":
-            return first
-        closed = before != NONE
-        open_from = self.g.first_window_ending_after(np.where(closed, before, 0) - self.spec.allowed_us)
+        closed = before != NOTHING_CLOSED
+        open_from = self.g.first_window_ending_after(self.policy.takes_after(np.where(closed, before, 0)))
         return np.where(closed, np.maximum(first, open_from), first)
 
     # -- add ---------------------------------------------------------------------
@@ -174,7 +171,7 @@ class TimeEngine:
         for i, agg in enumerate(self.spec.aggs):
             for k, v in agg.merge(agg.rows(rows, ts), ids, n).items():
                 partial = partial.append_column(field(i, k), v)
-        if self.spec.reopen or self.spec.on_update:  # only these emit the windows a row touched
+        if self.policy.fires_touched:  # only then may a window a row touched fire
             wmin = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
             np.minimum.at(wmin, ids, self._first_counted(q, before))
             self.touched = partial.select([*keys, PANE]).append_column(WMIN, pa.array(wmin))
@@ -272,7 +269,7 @@ class TimeEngine:
             if first <= last:
                 lo.append(panes.first_pane(first))
                 hi.append(panes.last_pane(last))
-        if self.touched is not None and (self.spec.reopen or self.spec.on_update):
+        if self.touched is not None:
             q = ints(self.touched, PANE)
             lo.append(int(panes.first_pane(ints(self.touched, WMIN)).min()))
             hi.append(int(panes.last_pane(g.last_window(q)).max()))
@@ -313,7 +310,7 @@ class TimeEngine:
         those ids; rows of groups without panes in `table` are left out
         (nothing of theirs emits). None when touched windows need no
         emission."""
-        if self.touched is None or not (self.spec.reopen or self.spec.on_update):
+        if self.touched is None:
             return None
         keys, n = list(self.spec.group_by), table.num_rows
         gid, groups = _joint_ids(table, self.touched, keys)
@@ -333,11 +330,8 @@ class TimeEngine:
         w = ints(merged, PANE)
         end = self.g.end(w)
         bef, aft = before.of(merged, self.spec.scope), after.of(merged, self.spec.scope)
-        keep = (bef < end) & (end <= aft)
-        touched = None if touched_rows is None else self._touched(merged, w, touched_rows)
-        if touched is not None:
-            keep |= touched & ((end <= aft) if self.spec.reopen else False)
-            keep |= touched & ((end > aft) if self.spec.on_update else False)
+        touched = np.zeros(len(w), bool) if touched_rows is None else self._touched(merged, w, touched_rows)
+        keep, final = self.policy.fire(end <= bef, end <= aft, touched)
         if self.g.has_gaps:  # a calendar window whose first hop holds no instant is never output
             keep &= self.g.exists(w)
         if not keep.any():
@@ -345,7 +339,7 @@ class TimeEngine:
         merged, w, end = merged.filter(pa.array(keep)), w[keep], end[keep]
         self._check_cap(w, counts)
         start = self.g.start(w)
-        cols: dict[str, pa.Array] = {START: pa.array(start), END: pa.array(end), FINAL: pa.array(end <= aft[keep])}
+        cols: dict[str, pa.Array] = {START: pa.array(start), END: pa.array(end), FINAL: pa.array(final[keep])}
         cols.update({k: merged.column(k) for k in self.spec.group_by})
         cols.update(finish_all(self.spec, merged, start, end))
         return pa.table(cols)
@@ -426,20 +420,20 @@ class TimeEngine:
     def evict(self, after: Closing) -> None:
         top = after.highest
         if top is not None:
-            budget = self.spec.allowed_us
-            done = [p for p in self.index if self.g.end(self.g.last_window(p)) + budget <= top]
+            done = [p for p in self.index if not self.policy.takes(self.g.end(self.g.last_window(p)), top)]
             for p in done:
-                self._evict_pane(p, after, budget)
+                self._evict_pane(p, after)
         self._flush()
         self.store.put("panes", json.dumps({p: e.dumps() for p, e in self.index.items()}).encode())
 
-    def _evict_pane(self, pane: int, after: Closing, budget: int) -> None:
-        limit = self.g.end(self.g.last_window(pane)) + budget
+    def _evict_pane(self, pane: int, after: Closing) -> None:
+        closes = self.g.end(self.g.last_window(pane))
         keep = None
-        if after.keyed is not None and after.keyed.num_rows and (after.global_us is None or after.global_us < limit):
+        if after.keyed is not None and after.keyed.num_rows and (
+                after.global_us is None or self.policy.takes(closes, after.global_us)):
             table = self._load(pane)
             if table is not None:
-                keep = table.filter(pa.array(after.of(table, self.spec.scope) < limit))
+                keep = table.filter(pa.array(self.policy.takes(closes, after.of(table, self.spec.scope))))
         if keep is not None and keep.num_rows:
             self._save(pane, keep)
             return

@@ -39,6 +39,7 @@ from wid.kernels.operator.shard_call import ShardCall
 from wid.kernels.tables import CLOCK, FILE, ORIGINAL, PTIME, PUNCT, ROW_JSON, SRC, TS
 from wid.kernels.tables import REASON as REASON_COLUMN
 from wid.kernels.vector_aggregates import vector_agg
+from wid.semantics.trigger import policy_of
 from wid.semantics.watermark import PARTITION_BITS
 from wid.spark.columns import PREFIX, REASON, as_wall_clock, exact, sql, timestamp_us
 from wid.spark.compat import arrow_schema
@@ -80,9 +81,7 @@ def operator_spec(window: Window, *, pipeline: str, shards: int, dead_letter_col
     return OperatorSpec(
         kind=w.kind, shape=plan_of(w).engine_shape(w, input_columns, unordered), group_by=w.group_by, aggs=aggs, aliases=tuple(a.as_ for a in w.aggregations),
         scope=w.punctuation.scope if w.punctuation is not None else (),
-        lateness_us=w.lateness_ms * US,
-        allowed_us=(w.allowed_lateness_ms or 0) * US if w.late_data == "reopen" else 0,
-        late_mode=w.late_mode, late_data=w.late_data, emit=w.emit, idleness_ms=w.source_idleness_ms,
+        lateness_us=w.lateness_ms * US, policy=policy_of(w), late_data=w.late_data, idleness_ms=w.source_idleness_ms,
         max_groups=w.max_groups_per_window, pipeline=pipeline, shards=shards,
         dead_letter_columns=dead_letter_columns)
 
