@@ -45,7 +45,6 @@ import pyarrow.compute as pc
 
 from wid.kernels.extents import (
     FAR,
-    Tables,
     append,
     merge_over,
     ranges,
@@ -54,6 +53,7 @@ from wid.kernels.extents import (
 )
 from wid.kernels.fields import fields_of
 from wid.kernels.join_merge import JoinMergeSpec, raw_values, spread
+from wid.kernels.operator.partials import Partials
 from wid.kernels.operator.shard import ShardOutput, Store, late_rows, load_meta, split_rejected
 from wid.kernels.tables import SRC, TS, concat, group_ids, ints
 from wid.kernels.vector_aggregates import VectorAgg
@@ -244,9 +244,9 @@ def run_join_batch(shape: JoinShape, store: Store, rows: pa.Table, sources: Mapp
     the late rows for the dead letter (``dlq``) and the shard's counts."""
     rejected, rows = split_rejected(rows, shape.late_data == "dlq")
     meta = load_meta(store, shape.shards)
-    tables = Tables(store, "join")
-    rights, pending = tables.load("rights"), tables.load("pending")
-    kt = KeyTimes(tables.load("times"), shape.keys)
+    tables = Partials(store, "join_index", "join_", keys=("rights", "pending", "times"))  # each rewritten whole
+    rights, pending = tables.read("rights"), tables.read("pending")
+    kt = KeyTimes(tables.read("times"), shape.keys)
     right_name = shape.sides[1]
     clock = meta.marks.sources.get(right_name)
     before = None if clock is None else clock.watermark_us
@@ -264,7 +264,9 @@ def run_join_batch(shape: JoinShape, store: Store, rows: pa.Table, sources: Mapp
     if rights is not None:
         rights = _sweep(shape, rights, kt, right_max)
     for name, table in (("rights", rights), ("pending", pending), ("times", kt.saved())):
-        tables.save(name, table)
+        if table is not None:
+            tables.replace(name, table)
+    tables.flush()
     meta.shards = shape.shards
     store.put("meta", meta.dumps())
     n_late = int(late.sum())

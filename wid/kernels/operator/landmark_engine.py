@@ -25,6 +25,12 @@ group holds one prefix plus the panes of the last ``A + lateness``, about
   corrected; touched and open on update: partial), each merged from the
   period's panes in O(1).
 - **evict**: periods whose last window is past the budget; folding.
+
+The panes are an entry of the shard's partials store
+(`wid.kernels.operator.partials`): a micro-batch adds its rows' partials as
+an increment (what it changed); done periods and folding are applied to
+what the engine reads each micro-batch, and to the entry when it is
+compacted.
 """
 
 from __future__ import annotations
@@ -36,8 +42,6 @@ import pyarrow as pa
 
 from wid.kernels.extents import (
     FAR,
-    Tables,
-    append,
     joint_ids,
     key_columns,
     merge_over,
@@ -47,6 +51,7 @@ from wid.kernels.extents import (
 )
 from wid.kernels.fields import END, FINAL, START, cap_message, finish_all
 from wid.kernels.operator.layout import OperatorSpec
+from wid.kernels.operator.partials import Partials
 from wid.kernels.operator.shard import Closing, Store
 from wid.kernels.tables import PANE, TS, group_ids, ints
 from wid.kernels.vector_aggregates import CapError
@@ -55,6 +60,7 @@ from wid.semantics.trigger import NEVER, NOTHING_CLOSED
 from wid.semantics.windowing import Landmark
 
 PERIOD, W, TOUCHED = "_wid_period", "_wid_window_id", "_wid_touched"
+PANES = "panes"  # the engine's one entry in the partials store
 UNBOUNDED = np.iinfo(np.int64).max  # the last window of an unbounded landmark's period: none
 
 
@@ -74,8 +80,8 @@ class LandmarkEngine:
     def __init__(self, spec: OperatorSpec, store: Store) -> None:
         self.spec, self.geo = spec, spec.shape.geometry
         self.keys = key_columns(spec.group_by)
-        self.tables = Tables(store, "landmark")
-        self.panes = self.tables.load("panes")
+        self.parts = Partials(store, "landmark_index", "landmark_", lambda _, t: self._merge(t), keys=(PANES,))
+        self.panes = self.parts.read(PANES)
         self.touched: pa.Table | None = None
         self.per = self.geo.slots  # windows per period (on a calendar, the most a period holds)
 
@@ -120,8 +126,12 @@ class LandmarkEngine:
         first = np.where(closed, np.maximum(q, opened), q)
         head = rows.select(self.keys).append_column(PANE, pa.array(first))
         self.touched = head
-        partial = row_partials(self.spec.aggs, rows, head)
-        self.panes = merge_rows(self.spec.aggs, append(self.panes, partial), [*self.keys, PANE])
+        self.parts.add(PANES, self._merge(row_partials(self.spec.aggs, rows, head)))
+        self.panes = self.parts.read(PANES)
+
+    def _merge(self, panes: pa.Table) -> pa.Table:
+        """Partials of one (group, pane) merged into one row."""
+        return merge_rows(self.spec.aggs, panes, [*self.keys, PANE])
 
     # -- emit ---------------------------------------------------------------------------------------
     def emit(self, before: Closing, after: Closing) -> tuple[pa.Table | None, pa.Table | None]:
@@ -206,15 +216,22 @@ class LandmarkEngine:
 
     # -- evict -----------------------------------------------------------------------------------
     def evict(self, after: Closing) -> None:
-        if self.panes is not None and self.panes.num_rows:
-            p = ints(self.panes, PANE)
-            c = after.of(self.panes, self.spec.scope)
-            policy = self.spec.policy
-            done = ~policy.takes(self._closes_at(self._last(p)), c)  # the period's last window takes no more rows
-            table, p, c = self.panes.filter(pa.array(~done)), p[~done], c[~done]
-            fold = ~policy.takes(np.asarray(self.geo.pane_start(p)), c)  # window p - 1 takes no more rows
-            self.panes = self._fold(table, p, fold) if fold.sum() > 1 else table
-        self.tables.save("panes", self.panes)
+        self.panes = self._folded(self.panes, after)
+        self.parts.flush(tidy=lambda _, table: self._folded(table, after))
+
+    def _folded(self, panes: pa.Table | None, after: Closing) -> pa.Table | None:
+        """`panes` without the periods whose last window takes no more rows,
+        and with the panes of the windows that take no more rows folded into
+        the running prefix."""
+        if panes is None or not panes.num_rows:
+            return panes
+        p = ints(panes, PANE)
+        c = after.of(panes, self.spec.scope)
+        policy = self.spec.policy
+        done = ~policy.takes(self._closes_at(self._last(p)), c)  # the period's last window takes no more rows
+        table, p, c = panes.filter(pa.array(~done)), p[~done], c[~done]
+        fold = ~policy.takes(np.asarray(self.geo.pane_start(p)), c)  # window p - 1 takes no more rows
+        return self._fold(table, p, fold) if fold.sum() > 1 else table
 
     def _fold(self, table: pa.Table, p: np.ndarray, fold: np.ndarray) -> pa.Table:
         """Panes marked `fold` merged per (group, period) into one row under
@@ -223,8 +240,7 @@ class LandmarkEngine:
         ids, n, _ = group_ids(marked, [*self.keys, PERIOD, W])
         top = np.full(n, np.iinfo(np.int64).min)
         np.maximum.at(top, ids, p)
-        moved = table.set_column(table.column_names.index(PANE), PANE, pa.array(np.where(fold, top[ids], p)))
-        return merge_rows(self.spec.aggs, moved, [*self.keys, PANE])
+        return self._merge(table.set_column(table.column_names.index(PANE), PANE, pa.array(np.where(fold, top[ids], p))))
 
     def held(self) -> tuple[int, int]:
         rows = 0 if self.panes is None else self.panes.num_rows

@@ -39,6 +39,12 @@ Per micro-batch:
   are saved. (Merging every row of the batch into its bin in **add** was a
   fifth of a 1.25M-row micro-batch's engine time; most of those bins fall
   behind the horizon in the same micro-batch.)
+
+The three tables are entries of the shard's partials store
+(`wid.kernels.operator.partials`): a micro-batch adds its rows' bins and
+its counters as increments (what it changed), and rewrites ``rows``, which
+holds only the rows whose output is due or may be corrected; bins behind
+the horizon are left out, and ties merged, when the entry is compacted.
 """
 
 from __future__ import annotations
@@ -49,11 +55,12 @@ import numpy as np
 import pyarrow as pa
 
 from wid.kernels.extents import (
-    Tables,
+    COUNT,
     append,
     by_key_and_time,
     cast_like,
     key_columns,
+    latest_counts,
     merge_over,
     merge_rows,
     ranges,
@@ -63,10 +70,12 @@ from wid.kernels.extents import (
 )
 from wid.kernels.fields import FINAL, finish_all
 from wid.kernels.operator.layout import OperatorSpec, Ranking
+from wid.kernels.operator.partials import Key, Partials
 from wid.kernels.operator.shard import Closing, Store
 from wid.kernels.tables import TS, concat, ints
 
 SHOWN, RANKED = "_wid_shown", "_wid_ranked"
+TABLES = ("bins", "rows", "n")  # the engine's entries in the partials store
 
 
 @dataclass(frozen=True)
@@ -89,9 +98,14 @@ class RollingEngine:
         self.spec = spec
         self.shape: RollingShape = spec.shape
         self.keys = key_columns(spec.group_by)
-        self.tables = Tables(store, "rolling")
-        self.bins, self.rows, self.n = (self.tables.load(x) for x in ("bins", "rows", "n"))
+        self.parts = Partials(store, "rolling_index", "rolling_", self._merge, keys=TABLES)
+        self.bins, self.rows, self.n = (self.parts.read(x) for x in TABLES)
         self.arrived: pa.Table | None = None
+
+    def _merge(self, key: Key, table: pa.Table) -> pa.Table:
+        """An entry's parts merged: counters by their largest count; bins
+        and rows as they are (ties of bins merge when they are tidied)."""
+        return latest_counts(table, self.keys) if key == "n" else table
 
     @property
     def by_order(self) -> bool:
@@ -111,6 +125,7 @@ class RollingEngine:
         rows = by_key_and_time(with_keys(rows, self.keys), self.keys)  # so bins and rows stay in runs of this order
         self.arrived = rows.select([*self.keys, TS])
         partial = row_partials(self.spec.aggs, rows, rows.select([*self.keys, TS]))
+        self.parts.add("bins", partial)
         self.bins = partial if self.bins is None else concat([self.bins, cast_like(partial, self.bins.schema)])
         kept = rows.select(list(dict.fromkeys([*self.keys, TS, *self.shape.columns, *self.shape.ranking.order])))
         kept = kept.append_column(SHOWN, pa.array(np.zeros(rows.num_rows, dtype=bool)))
@@ -122,7 +137,8 @@ class RollingEngine:
     def _every_nth(self, rows: pa.Table) -> pa.Table:
         """`rows` ranked after their group's counter in rank order; only the
         rows whose 1-based rank is a multiple of every_rows."""
-        rows, rank, self.n, _ = rank_after(rows, self.n, self.keys, self.shape.ranking.order)
+        rows, rank, self.n, touched = rank_after(rows, self.n, self.keys, self.shape.ranking.order)
+        self.parts.add("n", touched.select([*self.keys, COUNT]))
         return rows.filter(pa.array((rank + 1) % self.shape.every_rows == 0))
 
     # -- emit --------------------------------------------------------------------------------
@@ -179,16 +195,20 @@ class RollingEngine:
 
     # -- evict ---------------------------------------------------------------------------------
     def evict(self, after: Closing) -> None:
-        policy = self.spec.policy
         if self.rows is not None:
             cp = after.of(self.rows, self.spec.scope)
-            self.rows = self.rows.filter(pa.array(policy.takes(ints(self.rows, TS) + 1, cp)))
-        if self.bins is not None:  # a bin no window still taking rows reaches
-            horizon = policy.takes_after(after.of(self.bins, self.spec.scope)) - self.shape.duration_us
-            self.bins = self.bins.filter(pa.array(ints(self.bins, TS) > horizon))
-            self.bins = merge_rows(self.spec.aggs, self.bins, [*self.keys, TS])
-        for name, table in (("bins", self.bins), ("rows", self.rows), ("n", self.n)):
-            self.tables.save(name, table)
+            self.rows = self.rows.filter(pa.array(self.spec.policy.takes(ints(self.rows, TS) + 1, cp)))
+            self.parts.replace("rows", self.rows)
+        self.bins = self._reachable(self.bins, after)
+        self.parts.flush(tidy=lambda key, table: self._reachable(table, after) if key == "bins" else table)
+
+    def _reachable(self, bins: pa.Table | None, after: Closing) -> pa.Table | None:
+        """`bins` without those no window still taking rows reaches (at or
+        before ``C - A - d``), ties merged."""
+        if bins is None:
+            return None
+        horizon = self.spec.policy.takes_after(after.of(bins, self.spec.scope)) - self.shape.duration_us
+        return merge_rows(self.spec.aggs, bins.filter(pa.array(ints(bins, TS) > horizon)), [*self.keys, TS])
 
     def held(self) -> tuple[int, int]:
         bins = 0 if self.bins is None else self.bins.num_rows

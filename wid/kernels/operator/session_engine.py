@@ -23,7 +23,7 @@ and the partial fields of its rows. Rows are never kept.
 A micro-batch in which no session can close or go (every session held,
 and every new one, ends at or after the highest closing point after it),
 where no touched session fires (on close, no reopen), has nothing to emit: it writes its
-rows as an increment (`wid.kernels.operator.increments`: its sessions among
+rows as an increment (`wid.kernels.operator.partials`: its sessions among
 themselves), read back and merged with the shard's sessions when one can
 close. Each increment keeps its least session end; a session's end is at
 least that of every part merged into it, so the least end over the base
@@ -32,7 +32,6 @@ and the increments tells whether any session can close.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,14 +47,15 @@ from wid.kernels.fields import (
     fields_of,
     finish_all,
 )
-from wid.kernels.operator.increments import Entry, increment_name
 from wid.kernels.operator.layout import OperatorSpec
+from wid.kernels.operator.partials import Partials
 from wid.kernels.operator.shard import Closing, Store
-from wid.kernels.tables import TS, concat, from_bytes, group_ids, ints, state_bytes
+from wid.kernels.tables import TS, concat, group_ids, ints
 from wid.kernels.vector_aggregates import CapError
 
 SHOWN, TOUCHED = "_wid_shown", "_wid_touched"
-BASE, INDEX, INCREMENT = "sessions", "sessions_index", "sessions."  # the sessions' table, its `Entry`, its increments
+BASE, INDEX, INCREMENT = "sessions", "sessions_index", "sessions."  # the sessions' base, the index, its increments
+KEY = ""  # the one entry of the partials store: every session of the shard
 
 
 @dataclass(frozen=True)
@@ -71,10 +71,9 @@ class SessionEngine:
     """The `wid.kernels.operator.shard.Engine` of session windows."""
 
     def __init__(self, spec: OperatorSpec, store: Store) -> None:
-        self.spec, self.store = spec, store
-        raw = store.get(INDEX)
-        # before increments, the sessions' table alone: an entry without increments, its rows unknown (1 stands)
-        self.entry = Entry.loads(raw and json.loads(raw)) if raw else Entry(rows=int(store.get(BASE) is not None))
+        self.spec = spec
+        self.parts = Partials(store, INDEX, BASE, lambda _, t: self._sessionize(self._flag(t, touched=False)),
+                              increment_prefix=INCREMENT, keys=(KEY,), least_end=lambda t: int(ints(t, END).min()))
         self.table: pa.Table | None = None  # every session, merged, once read
         self.new: pa.Table | None = None  # this micro-batch's sessions among its own rows
         self.retracted: pa.Table | None = None
@@ -109,10 +108,9 @@ class SessionEngine:
         """Every session: the stored base and increments (untouched) and this
         micro-batch's (touched), merged; read once."""
         if self.table is None:
-            blobs = ([self.store.get(BASE)] if self.entry.rows or self.entry.figure is None else []) + [
-                self.store.get(increment_name(INCREMENT, "", i[0])) for i in self.entry.increments]
-            parts = [self._flag(from_bytes(b), touched=False) for b in blobs if b is not None]
-            parts += [] if self.new is None else [self.new]
+            stored = self.parts.read(KEY)  # base and increments, merged (this micro-batch's are not added yet)
+            parts = ([] if stored is None else [self._flag(stored, touched=False)]) + (
+                [] if self.new is None else [self.new])
             joined = concat(parts) if parts else None
             self.table = self._sessionize(joined) if joined is not None and joined.num_rows else joined
         return self.table
@@ -123,14 +121,14 @@ class SessionEngine:
         ending at or after the highest closing point, the rows held within
         the cap. A base without its least end (written before increments)
         is not known to be quiet."""
-        if self.spec.policy.fires_touched or self.table is not None or (
-                self.entry.rows and self.entry.figure is None):
+        ends = self.parts.least_ends(KEY)
+        if self.spec.policy.fires_touched or self.table is not None or ends is None:
             return False
         adding = 0 if self.new is None else self.new.num_rows
         cap = self.spec.max_groups
-        if adding and ((cap is not None and self.entry.held + adding > cap) or self.entry.compacts(adding)):
+        if adding and ((cap is not None and self.parts.held(KEY) + adding > cap) or self.parts.compacts(KEY, adding)):
             return False
-        ends = self.entry.figures() + ([] if self.new is None else [int(ints(self.new, END).min())])
+        ends += [] if self.new is None else [int(ints(self.new, END).min())]
         top = after.highest
         return top is None or not ends or min(ends) >= top
 
@@ -199,8 +197,7 @@ class SessionEngine:
     def evict(self, after: Closing) -> None:
         if self.appended:  # nothing closes: this micro-batch's sessions (if any) are an increment
             if self.new is not None:
-                seq = self.entry.add_increment(self.new.num_rows, int(ints(self.new, END).min()))
-                self.store.put(increment_name(INCREMENT, "", seq), state_bytes(self.new))
+                self.parts.add(KEY, self.new)
         elif self.table is not None:
             keep = self.spec.policy.takes(ints(self.table, END) + 1, after.of(self.table, self.spec.scope))
             self.table = self.table.filter(pa.array(keep))
@@ -208,20 +205,12 @@ class SessionEngine:
             if cap is not None and self.table.num_rows > cap:
                 raise CapError(cap_message(self.spec, int(ints(self.table, START).min()),
                                            int(ints(self.table, END).max())))
-            self._replace(self.table)
-        self.store.put(INDEX, json.dumps(self.entry.dumps()).encode())
-
-    def _replace(self, table: pa.Table) -> None:
-        """`table` (every session, merged) replaces the base and increments."""
-        for i in self.entry.increments:
-            self.store.delete(increment_name(INCREMENT, "", i[0]))
-        low = int(ints(table, END).min()) if table.num_rows else None
-        self.entry = Entry(rows=table.num_rows, next_seq=self.entry.next_seq, figure=low)
-        self.store.put(BASE, state_bytes(table))
+            self.parts.replace(KEY, self.table)
+        self.parts.flush()
 
     def held(self) -> tuple[int, int]:
         """(sessions held, rows held: sessions in the base and increments)."""
-        rows = self.table.num_rows if self.table is not None else self.entry.held
+        rows = self.table.num_rows if self.table is not None else self.parts.held(KEY)
         return rows, rows
 
 

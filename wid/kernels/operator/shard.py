@@ -91,9 +91,10 @@ class MemoryStore:
         self.panes.pop(pane, None)
 
 
-# The layout of the operator's state: 1 (no number written), whole tables per entry; 2, a base and increments
-# (`wid.kernels.operator.increments`), which reads layout 1's entries as bases without increments.
-LAYOUT = 2
+# The layout of the operator's state: 1 (no number written), whole tables per entry; 2, a base and increments for
+# time panes and sessions; 3, every engine's state in the partials store (`wid.kernels.operator.partials`), which
+# reads the earlier layouts' entries and tables as bases without increments.
+LAYOUT = 3
 
 
 @dataclass

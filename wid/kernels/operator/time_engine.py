@@ -37,7 +37,6 @@ touches a few of a pane's groups writes those, not the pane.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -45,8 +44,8 @@ import numpy as np
 import pyarrow as pa
 
 from wid.kernels.fields import END, FINAL, START, cap_message, field, fields_of, finish_all
-from wid.kernels.operator.increments import Entry, increment_name
 from wid.kernels.operator.layout import OperatorSpec
+from wid.kernels.operator.partials import Partials
 from wid.kernels.operator.shard import Closing, Emitted, Store
 from wid.kernels.pane_merge import WINDOW_ID as MERGED_WINDOW_ID
 from wid.kernels.pane_merge import FieldOp, MergeSpec, merge_sorted, new_windows, sort_panes
@@ -54,10 +53,8 @@ from wid.kernels.tables import (
     PANE,
     TS,
     concat,
-    from_bytes,
     group_ids,
     ints,
-    state_bytes,
 )
 from wid.kernels.vector_aggregates import CapError
 from wid.semantics.calendar_windows import CalendarHopping
@@ -112,15 +109,9 @@ class TimeEngine:
     """The `wid.kernels.operator.shard.Engine` of tumbling and hopping windows."""
 
     def __init__(self, spec: OperatorSpec, store: Store) -> None:
-        self.spec, self.store, self.g, self.policy = spec, store, spec.shape.geometry, spec.policy
-        raw = store.get("panes")
-        self.index: dict[int, Entry] = {} if raw is None else {
-            int(k): Entry.loads(v) for k, v in json.loads(raw).items()}
-        self.cache: dict[int, pa.Table] = {}  # panes read (merged) in this micro-batch
-        self.dirty: set[int] = set()   # panes whose merged table replaces their base, not yet written
-        self.fresh: dict[int, pa.Table] = {}  # this micro-batch's rows of panes that take them as an increment
-        self.spent: list[str] = []  # increments a new base replaces, to delete
-        self.stored = {p for p, e in self.index.items() if e.rows}  # panes whose base the store holds
+        self.spec, self.g, self.policy = spec, spec.shape.geometry, spec.policy
+        # one entry per pane: its base in the pane's slot, its increments pane<id>.<seq>, the index "panes"
+        self.parts = Partials(store, "panes", "", self._merge, increment_prefix=INCREMENT, numbered=True)
         self.touched: pa.Table | None = None
 
     # -- geometry, vectorised (`wid.semantics.windowing.Hopping`, or on a calendar
@@ -181,46 +172,21 @@ class TimeEngine:
         for lo, hi in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(panes)]]), strict=True):
             self._merge_pane(int(panes[lo]), partial.slice(lo, hi - lo).drop_columns([PANE]))
 
-    def _load(self, pane: int) -> pa.Table | None:
-        """Pane `pane`'s table: its base, its increments and this
-        micro-batch's rows for it, merged (None: the pane holds nothing)."""
-        if pane not in self.cache:
-            entry = self.index.get(pane)
-            if entry is None:
-                return None
-            parts = [from_bytes(blob) for blob in self._stored_parts(pane, entry) if blob is not None]
-            if pane in self.fresh:
-                parts.append(self.fresh[pane])
-            if not parts:
-                return None
-            self.cache[pane] = parts[0] if len(parts) == 1 else self._merge(concat(parts))
-        return self.cache[pane]
-
-    def _stored_parts(self, pane: int, entry: Entry) -> list[bytes | None]:
-        base = [self.store.get_pane(pane)] if entry.rows else []
-        return base + [self.store.get(increment_name(INCREMENT, pane, i[0])) for i in entry.increments]
-
     def _merge_pane(self, pane: int, new: pa.Table) -> None:
         """Add `new` (partials of this micro-batch's rows in `pane`) to the
-        pane: as an increment when the pane keeps one (no read), else merged
-        into its table, the group cap checked on the merged table (an
-        increment needs it only when the rows the pane holds could pass the
-        cap)."""
-        entry = self.index.get(pane)
+        pane's entry of the partials store (an increment, unless compaction
+        is due); the group cap is checked on the merged table when the rows
+        the pane holds could pass it."""
+        self.parts.add(pane, new)
         cap = self.spec.max_groups
-        could_pass = cap is not None and (0 if entry is None else entry.held) + new.num_rows > cap
-        if entry is not None and pane not in self.cache and not could_pass and not entry.compacts(new.num_rows):
-            self.fresh[pane] = new
-            return
-        old = self._load(pane)
-        table = new if old is None else self._merge(concat([old, new]))
-        if cap is not None and table.num_rows > cap:
-            g = self.g
-            first, last = g.first_window(pane), g.last_window(pane)
-            raise CapError(cap_message(self.spec, g.start(first), g.end(last if g.panes.hop > 1 else first)))
-        self._save(pane, table)
+        if cap is not None and self.parts.held(pane) > cap:
+            table = self.parts.read(pane)
+            if table is not None and table.num_rows > cap:
+                g = self.g
+                first, last = g.first_window(pane), g.last_window(pane)
+                raise CapError(cap_message(self.spec, g.start(first), g.end(last if g.panes.hop > 1 else first)))
 
-    def _merge(self, table: pa.Table) -> pa.Table:
+    def _merge(self, pane: object, table: pa.Table) -> pa.Table:
         """Rows of equal group merged into one."""
         keys = list(self.spec.group_by)
         ids, n, first = group_ids(table, keys)
@@ -230,30 +196,6 @@ class TimeEngine:
             cols.update({field(i, k): v for k, v in agg.merge(fields_of(table, i), ids, n).items()})
         return pa.table(cols)
 
-    def _save(self, pane: int, table: pa.Table) -> None:
-        """`table` (merged) replaces pane `pane`'s base and increments."""
-        old = self.index.get(pane, Entry())
-        self.spent += [increment_name(INCREMENT, pane, i[0]) for i in old.increments]
-        self.fresh.pop(pane, None)
-        self.cache[pane] = table
-        self.index[pane] = Entry(rows=table.num_rows, next_seq=old.next_seq)
-        self.dirty.add(pane)
-
-    def _flush(self) -> None:
-        """Write the panes this micro-batch changed and kept: a new base, or
-        an increment; delete the increments a new base replaced."""
-        for pane in sorted(self.dirty):
-            self.store.put_pane(pane, state_bytes(self.cache[pane]))
-        self.stored |= self.dirty
-        for pane, table in sorted(self.fresh.items()):
-            seq = self.index[pane].add_increment(table.num_rows)
-            self.store.put(increment_name(INCREMENT, pane, seq), state_bytes(table))
-        for name in self.spent:
-            self.store.delete(name)
-        self.dirty.clear()
-        self.fresh.clear()
-        self.spent.clear()
-
     # -- emit --------------------------------------------------------------------
     def _pane_range(self, before: Closing, after: Closing) -> tuple[int, int] | None:
         """Panes the emitted windows can cover, or None when nothing emits.
@@ -261,11 +203,11 @@ class TimeEngine:
         now end after the global watermark before the batch."""
         g, panes = self.g, self.g.panes
         lo, hi = [], []
-        top = after.highest
-        if top is not None and self.index:
+        top, held = after.highest, self.parts.held_keys()
+        if top is not None and held:
             last = g.first_window_ending_after(top) - 1
             low = before.global_us
-            first = g.first_window(min(self.index)) if low is None else g.first_window_ending_after(low)
+            first = g.first_window(min(held)) if low is None else g.first_window_ending_after(low)
             if first <= last:
                 lo.append(panes.first_pane(first))
                 hi.append(panes.last_pane(last))
@@ -279,9 +221,9 @@ class TimeEngine:
         span = self._pane_range(before, after)
         if span is None:
             return None, None
-        panes = sorted(p for p in self.index if span[0] <= p <= span[1])
+        panes = sorted(p for p in self.parts.held_keys() if span[0] <= int(p) <= span[1])
         tables = [t.append_column(PANE, pa.array(np.full(t.num_rows, p, dtype=np.int64)))
-                  for p in panes if (t := self._load(p)) is not None and t.num_rows]
+                  for p in panes if (t := self.parts.read(p)) is not None and t.num_rows]
         if not tables:
             return None, None
         return self._chunks(concat(tables), before, after), None
@@ -420,36 +362,30 @@ class TimeEngine:
     def evict(self, after: Closing) -> None:
         top = after.highest
         if top is not None:
-            done = [p for p in self.index if not self.policy.takes(self.g.end(self.g.last_window(p)), top)]
+            done = [int(p) for p in self.parts.held_keys() if not self.policy.takes(self.g.end(self.g.last_window(p)), top)]
             for p in done:
                 self._evict_pane(p, after)
-        self._flush()
-        self.store.put("panes", json.dumps({p: e.dumps() for p, e in self.index.items()}).encode())
+        self.parts.flush()
 
     def _evict_pane(self, pane: int, after: Closing) -> None:
+        """Drop pane `pane`, whose last window takes no more rows, but for
+        the groups a keyed punctuation has not closed yet."""
         closes = self.g.end(self.g.last_window(pane))
         keep = None
         if after.keyed is not None and after.keyed.num_rows and (
                 after.global_us is None or self.policy.takes(closes, after.global_us)):
-            table = self._load(pane)
+            table = self.parts.read(pane)
             if table is not None:
                 keep = table.filter(pa.array(self.policy.takes(closes, after.of(table, self.spec.scope))))
         if keep is not None and keep.num_rows:
-            self._save(pane, keep)
-            return
-        entry = self.index.pop(pane)
-        self.cache.pop(pane, None)
-        self.fresh.pop(pane, None)
-        self.dirty.discard(pane)
-        if pane in self.stored:
-            self.store.delete_pane(pane)
-            self.stored.discard(pane)
-        self.spent += [increment_name(INCREMENT, pane, i[0]) for i in entry.increments]
+            self.parts.replace(pane, keep)
+        else:
+            self.parts.drop(pane)
 
     def held(self) -> tuple[int, int]:
         """(panes held, rows held: a group's partials in a pane's base or increments)."""
-        return len(self.index), sum(e.held + (self.fresh[p].num_rows if p in self.fresh else 0)
-                                    for p, e in self.index.items())
+        panes = self.parts.held_keys()
+        return len(panes), sum(self.parts.held(p) for p in panes)
 
 
 __all__ = ["TimeEngine", "TimeShape", "key_runs"]
