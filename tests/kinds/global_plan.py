@@ -13,7 +13,7 @@ from wid.spark.columns import WINDOW_ID, Exact
 from wid.spark.execution import Execution, Planned, outline, planned
 from wid.spark.kinds.base import US, KindPlan
 from wid.spark.output import assemble, where_label
-from wid.spark.plan_context import Ctx
+from wid.spark.plan_context import PlanContext
 from wid.spec.kinds import shape_as
 from wid.spec.window import Window
 
@@ -23,7 +23,7 @@ WHOLE = outline(("groupBy",), "one window per group: every row of the group from
 class GlobalPlan(KindPlan):
     shape = GlobalWindows
 
-    def plan(self, ctx: Ctx) -> Planned:
+    def plan(self, ctx: PlanContext) -> Planned:
         w = ctx.window
         start, end = Exact(f"{(shape_as(w, GlobalWindows).landmark_ms or 0) * US}L"), Exact("CAST(NULL AS BIGINT)")
         aggs = ctx.aggs(lambda: where_label(start.col, end.col, ctx.pipeline))

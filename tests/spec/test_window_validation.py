@@ -208,3 +208,10 @@ def test_a_shape_is_the_kind_s_parameters_and_serialises_to_a_stable_table() -> 
     with pytest.raises(ConfigError) as err:
         Window(kind="tumbling", shape=hop, event_time_column="ts", aggregations=N)
     assert err.value.field == "kind"
+
+
+def test_a_test_strategy_for_a_kind_without_one_fails_rather_than_draw_another_kind_s() -> None:
+    from tests.strategies import kind_params
+
+    with pytest.raises(KeyError, match="no strategy for window kind 'global'"):
+        kind_params("global")

@@ -32,7 +32,7 @@ from wid.spark import panes
 from wid.spark.columns import PANE, RANK, TS, WINDOW_ID, exact, long_range
 from wid.spark.execution import Execution, Planned, outline, planned
 from wid.spark.output import assemble, frame_values
-from wid.spark.plan_context import Ctx, holistic
+from wid.spark.plan_context import PlanContext, holistic
 from wid.spark.ranks import rank_order, with_rank
 from wid.spec.aggregation import Aggregation
 from wid.spec.kinds import CountWindows, shape_as
@@ -45,7 +45,7 @@ ROW_FRAME_UP_TO = 16  # rows a window; the crossover is measured by `python -m b
 ROW_FRAME = "ranks + row frame (one window per row)"
 
 
-def count_windows(ctx: Ctx) -> Planned:
+def count_windows(ctx: PlanContext) -> Planned:
     """Tuple-based sliding windows over ranks."""
     w = ctx.window
     size, hop = w.size_rows or 0, shape_as(w, CountWindows).hop_rows_or_size

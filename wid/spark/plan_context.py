@@ -1,4 +1,4 @@
-"""The planning context every batch plan of a window kind reads (`Ctx`):
+"""The planning context every batch plan of a window kind reads (`PlanContext`):
 the window, its good rows, the pipeline's name for error messages, and the
 Spark forms of its aggregations."""
 
@@ -22,7 +22,7 @@ def holistic(window: Window) -> list[str]:
 
 
 @dataclass
-class Ctx:
+class PlanContext:
     """Planning context: the window, the good rows (with `TS`), the pipeline
     name used in error messages."""
 
@@ -45,4 +45,4 @@ class Ctx:
         return holistic(self.window)
 
 
-__all__ = ["Ctx", "holistic"]
+__all__ = ["PlanContext", "holistic"]

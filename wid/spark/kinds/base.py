@@ -16,7 +16,7 @@ from pyspark.sql import Column
 
 from wid.spark.columns import Exact
 from wid.spark.execution import Execution, Planned
-from wid.spark.plan_context import Ctx
+from wid.spark.plan_context import PlanContext
 from wid.spec.kinds import Shape
 from wid.spec.window import Window
 
@@ -29,7 +29,7 @@ class KindPlan:
 
     shape: ClassVar[type[Shape]]
 
-    def plan(self, ctx: Ctx) -> Planned:
+    def plan(self, ctx: PlanContext) -> Planned:
         """The batch plan over `ctx`'s good rows."""
         raise NotImplementedError
 

@@ -14,7 +14,7 @@ from wid.spark import time_windows
 from wid.spark.columns import Exact
 from wid.spark.execution import Execution, Planned
 from wid.spark.kinds.base import US, KindPlan, late_ms
-from wid.spark.plan_context import Ctx
+from wid.spark.plan_context import PlanContext
 from wid.spec.kinds import LandmarkWindows
 from wid.spec.window import Window
 
@@ -22,7 +22,7 @@ from wid.spec.window import Window
 class LandmarkPlan(KindPlan):
     shape = LandmarkWindows
 
-    def plan(self, ctx: Ctx) -> Planned:
+    def plan(self, ctx: PlanContext) -> Planned:
         return time_windows.landmark(ctx)
 
     def outline(self, w: Window, setting: str) -> Execution:

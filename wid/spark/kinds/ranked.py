@@ -13,7 +13,7 @@ from wid.spark import count_windows, rolling
 from wid.spark.execution import Execution, Planned
 from wid.spark.kinds.base import US, KindPlan
 from wid.spark.operator.extent_plan import ranking
-from wid.spark.plan_context import Ctx
+from wid.spark.plan_context import PlanContext
 from wid.spec.kinds import CountWindows, RollingWindows, shape_as
 from wid.spec.window import Window
 
@@ -21,7 +21,7 @@ from wid.spec.window import Window
 class CountPlan(KindPlan):
     shape = CountWindows
 
-    def plan(self, ctx: Ctx) -> Planned:
+    def plan(self, ctx: PlanContext) -> Planned:
         return count_windows.count_windows(ctx)
 
     def outline(self, w: Window, setting: str) -> Execution:
@@ -45,7 +45,7 @@ class CountPlan(KindPlan):
 class RollingPlan(KindPlan):
     shape = RollingWindows
 
-    def plan(self, ctx: Ctx) -> Planned:
+    def plan(self, ctx: PlanContext) -> Planned:
         return rolling.rolling(ctx)
 
     def outline(self, w: Window, setting: str) -> Execution:

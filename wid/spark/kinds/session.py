@@ -11,7 +11,7 @@ from wid.spark import session_windows
 from wid.spark.columns import ident
 from wid.spark.execution import Execution, Planned
 from wid.spark.kinds.base import US, KindPlan
-from wid.spark.plan_context import Ctx
+from wid.spark.plan_context import PlanContext
 from wid.spec.kinds import SessionWindows
 from wid.spec.window import Window
 
@@ -19,7 +19,7 @@ from wid.spec.window import Window
 class SessionPlan(KindPlan):
     shape = SessionWindows
 
-    def plan(self, ctx: Ctx) -> Planned:
+    def plan(self, ctx: PlanContext) -> Planned:
         return session_windows.sessions(ctx)
 
     def outline(self, w: Window, setting: str) -> Execution:

@@ -15,7 +15,7 @@ from wid.spark import time_windows
 from wid.spark.columns import Exact
 from wid.spark.execution import Execution, Planned
 from wid.spark.kinds.base import US, KindPlan, late_ms
-from wid.spark.plan_context import Ctx
+from wid.spark.plan_context import PlanContext
 from wid.spec.kinds import HoppingWindows, TumblingWindows
 from wid.spec.window import Window
 
@@ -43,7 +43,7 @@ class TimeWindowsPlan(KindPlan):
 class TumblingPlan(TimeWindowsPlan):
     shape = TumblingWindows
 
-    def plan(self, ctx: Ctx) -> Planned:
+    def plan(self, ctx: PlanContext) -> Planned:
         return time_windows.tumbling(ctx)
 
     def outline(self, w: Window, setting: str) -> Execution:
@@ -53,7 +53,7 @@ class TumblingPlan(TimeWindowsPlan):
 class HoppingPlan(TimeWindowsPlan):
     shape = HoppingWindows
 
-    def plan(self, ctx: Ctx) -> Planned:
+    def plan(self, ctx: PlanContext) -> Planned:
         return time_windows.hopping(ctx)
 
     def outline(self, w: Window, setting: str) -> Execution:
