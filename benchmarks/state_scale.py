@@ -2,7 +2,8 @@
 checkpoint, as the state held grows (issue: streams at Spark's own cost).
 
     python -m benchmarks.state_scale --kind tumbling --keys 1000000 --engine wid [--rows 50000] [--files 8]
-    python -m benchmarks run --only state          (the grid: 10k, 1M, 10M keys; tumbling, hopping 60/1, session)
+    python -m benchmarks run --only state          (the grid: 10k, 1M, 10M keys; tumbling, hopping 60/1, session;
+                                                    10k and 1M keys: count, rolling, landmark)
 
 Data: file 0 opens `keys` keys (one row each); each later file holds
 `rows` rows of random keys, event time moving one minute a file, so every
@@ -16,6 +17,14 @@ partitions.
 - ``spark``: ``withWatermark`` + ``groupBy(k, window(ts, ...))`` in update
   mode (tumbling, hopping), ``groupBy(k, session_window(ts, "1 day"))`` in
   append mode (session), as a Spark user writes them.
+
+Count, rolling and landmark windows have no streaming form in Spark, so
+only wid runs them, and what is measured is that the checkpoint added per
+steady micro-batch stays flat as the keys held grow: count windows of
+1,000,000 rows per key (none completes: each key's partials stay held),
+rolling windows of 1 day per key (every row's bin stays held for the
+day), landmark windows growing from the first minute by 1 day (none
+closes).
 
 Each run is one process (the grid starts one per engine, kind and key
 count), so that its peak memory is its own. It prints one JSON line: the
@@ -49,7 +58,8 @@ import pyarrow.parquet as pq
 
 T0_US = 1_700_000_000_000_000  # 2023-11-14T22:13:20Z
 MINUTE_US = 60_000_000
-KINDS = ("tumbling", "hopping", "session")
+KINDS = ("tumbling", "hopping", "session", "count", "rolling", "landmark")
+SPARK_KINDS = ("tumbling", "hopping", "session")  # those Spark's streaming aggregation has
 
 
 def land(root: Path, keys: int, rows: int, files: int, seed: int = 7) -> Path:
@@ -112,13 +122,18 @@ def wid_query(stream: Any, kind: str, keys: int) -> Any:
                               "max_groups_per_window": keys + 1}
     window = {"tumbling": lambda: Window.tumbling(86_400_000, **common),
               "hopping": lambda: Window.hopping(3_600_000, 60_000, **common),
-              "session": lambda: Window.session(86_400_000, **common)}[kind]()
+              "session": lambda: Window.session(86_400_000, **common),
+              "count": lambda: Window.count(1_000_000, **{**common, "group_by": [], "partition_by": ["k"]}),
+              "rolling": lambda: Window.rolling(duration="1 day", **common),
+              "landmark": lambda: Window.landmark(hop="1 day", landmark_ms=T0_US // 1000, **common)}[kind]()
     return wid.window_result(stream, window).output, "append"
 
 
 def spark_query(stream: Any, kind: str) -> Any:
     from pyspark.sql import functions as F
 
+    if kind not in SPARK_KINDS:
+        raise ValueError(f"Spark's streaming aggregation has no {kind} windows (it has {', '.join(SPARK_KINDS)})")
     timed = stream.withWatermark("ts", "0 seconds")
     if kind == "session":
         return timed.groupBy("k", F.session_window("ts", "1 day")).agg(F.count("*").alias("n"),
