@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from wid.spec import Aggregation, Window
 from wid.spec.catalog import AGGREGATIONS
 from wid.spec.kinds import KINDS
+from wid.spec.kinds.base import field_default
 
 NAMES = st.sampled_from(["a", "b", "c", "k1", "k2", "val", "x_y"])
 SINGLE = [n for n, s in AGGREGATIONS.items() if 1 in s.columns and 2 not in s.columns]
@@ -50,13 +51,27 @@ KIND_PARAMS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
 }
 
 
+def transcript_params(kind: str) -> list[dict[str, Any]]:
+    """The parameters of `kind`'s windows in its transcripts
+    (``tests/transcripts``), each without those at their defaults."""
+    from tests.transcript import all_transcripts
+
+    shapes = [t.window.shape for t in all_transcripts() if t.window.kind == kind]
+    return [{f: getattr(s, f) for f in s.fields if getattr(s, f) != field_default(type(s), f)} for s in shapes]
+
+
 def kind_params(kind: str) -> st.SearchStrategy[dict[str, Any]]:
-    """The kind-specific parameters of a Window, in milliseconds or rows.
-    Raises KeyError for a kind without a strategy here, rather than draw
-    another kind's parameters."""
-    if kind not in KIND_PARAMS:
-        raise KeyError(f"no strategy for window kind {kind!r}: add its parameters to tests.strategies.KIND_PARAMS")
-    return KIND_PARAMS[kind]
+    """The kind-specific parameters of a Window, in milliseconds or rows:
+    `KIND_PARAMS`', or for a kind without an entry there, those of its
+    transcripts (a kind comes with them). Raises KeyError for a kind with
+    neither, rather than draw another kind's parameters."""
+    if kind in KIND_PARAMS:
+        return KIND_PARAMS[kind]
+    found = transcript_params(kind)
+    if not found:
+        raise KeyError(f"no strategy for window kind {kind!r}: add a transcript of it (tests/transcripts), or its "
+                       "parameters to tests.strategies.KIND_PARAMS")
+    return st.sampled_from(found)
 
 
 @st.composite

@@ -213,5 +213,5 @@ def test_a_shape_is_the_kind_s_parameters_and_serialises_to_a_stable_table() -> 
 def test_a_test_strategy_for_a_kind_without_one_fails_rather_than_draw_another_kind_s() -> None:
     from tests.strategies import kind_params
 
-    with pytest.raises(KeyError, match="no strategy for window kind 'global'"):
-        kind_params("global")
+    with pytest.raises(KeyError, match="no strategy for window kind 'cyclic'"):
+        kind_params("cyclic")
