@@ -62,14 +62,18 @@ KINDS = ("tumbling", "hopping", "session", "count", "rolling", "landmark")
 SPARK_KINDS = ("tumbling", "hopping", "session")  # those Spark's streaming aggregation has
 
 
-def land(root: Path, keys: int, rows: int, files: int, seed: int = 7) -> Path:
+def land(root: Path, keys: int, rows: int, files: int, seed: int = 7, touched: int | None = None) -> Path:
     """The landing directory: file 0 with one row per key, then `files`
-    files of `rows` random keys, minute i of event time in file i."""
+    files of `rows` random keys (with `touched`, of that many distinct keys
+    drawn anew for each file, whatever the keys held), minute i of event
+    time in file i."""
     rng = np.random.default_rng(seed)
     out = root / "land"
     out.mkdir(parents=True)
     for i in range(files + 1):
-        k = np.arange(keys, dtype=np.int64) if i == 0 else rng.integers(0, keys, rows, dtype=np.int64)
+        drawn = rng.choice(keys, touched, replace=False) if touched else None
+        k = np.arange(keys, dtype=np.int64) if i == 0 else (
+            rng.integers(0, keys, rows, dtype=np.int64) if drawn is None else drawn[rng.integers(0, touched, rows)])
         ts = T0_US + i * MINUTE_US + rng.integers(0, MINUTE_US, len(k), dtype=np.int64)
         table = pa.table({"k": k, "ts": pa.array(ts, pa.timestamp("us", "UTC")), "v": rng.random(len(k))})
         path = out / f"part-{i:05d}.parquet"
@@ -143,7 +147,7 @@ def spark_query(stream: Any, kind: str) -> Any:
 
 
 def measure(engine: str, kind: str, keys: int, rows: int, files: int, warm: int,
-            keep: str | None = None) -> dict[str, Any]:
+            keep: str | None = None, touched: int | None = None) -> dict[str, Any]:
     """One run (see the module docstring); returns its figures. With
     `keep`, the checkpoint is copied there at the end."""
     from benchmarks.harness import session
@@ -154,7 +158,7 @@ def measure(engine: str, kind: str, keys: int, rows: int, files: int, warm: int,
     with tempfile.TemporaryDirectory(prefix="wid-state-", ignore_cleanup_errors=True) as tmp:
         root = Path(tmp)
         started = time.perf_counter()
-        landing = land(root, keys, rows, files)
+        landing = land(root, keys, rows, files, touched=touched)
         made_s = time.perf_counter() - started
         stream = spark.readStream.schema("k BIGINT, ts TIMESTAMP, v DOUBLE").option("maxFilesPerTrigger", 1) \
             .parquet(str(landing))
@@ -182,7 +186,8 @@ def measure(engine: str, kind: str, keys: int, rows: int, files: int, warm: int,
     ids = sorted(int(p.batchId) for p in steady)
     added = (sizes[ids[-1]] - sizes[ids[0]]) / (len(ids) - 1) if len(ids) > 1 else float("nan")
     durations = [int(p.durationMs["triggerExecution"]) / 1000 for p in steady]
-    return {"engine": engine, "kind": kind, "keys": keys, "rows_per_file": rows, "steady_batches": len(steady),
+    return {"engine": engine, "kind": kind, "keys": keys, "rows_per_file": rows, "touched": touched,
+            "steady_batches": len(steady),
             "first_batch_s": int(progress[0].durationMs["triggerExecution"]) / 1000 if progress else None,
             "steady_batch_s": statistics.median(durations) if durations else None, "steady_batches_s": durations,
             "checkpoint_bytes_per_batch": added, "checkpoint_bytes": sizes[max(sizes)] if sizes else 0,
@@ -199,8 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=8, help="files after the first")
     parser.add_argument("--warm", type=int, default=2, help="micro-batches after the first not counted as steady")
     parser.add_argument("--keep", help="copy the checkpoint to this directory at the end")
+    parser.add_argument("--touched", type=int, help="distinct keys each file after the first holds (default: random)")
     args = parser.parse_args(argv)
-    print(json.dumps(measure(args.engine, args.kind, args.keys, args.rows, args.files, args.warm, args.keep)))
+    print(json.dumps(measure(args.engine, args.kind, args.keys, args.rows, args.files, args.warm, args.keep,
+                             args.touched)))
     return 0
 
 

@@ -13,7 +13,8 @@ per steady micro-batch, wid / Spark <= 1.2; the growth of the steady
 micro-batch time from the fewest to the most keys no more than Spark's;
 hopping 60/1 >= 10x Spark's own; for count, rolling and landmark windows,
 checkpoint bytes per steady micro-batch flat from 10k to 1M keys held
-(the ratio of the two near 1).
+(the ratio of the two near 1), each steady file touching the same 10,000
+keys whatever the keys held, so that the rows changed are the same.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 KEYS, QUICK_KEYS = (10_000, 1_000_000, 10_000_000), (10_000, 100_000)
 WID_ONLY_KEYS = (10_000, 1_000_000)
+TOUCHED = 10_000  # distinct keys each steady file of the wid-only kinds holds (50,000 rows: 5 a key)
 KINDS = ("tumbling", "hopping", "session")  # beside Spark's own query
 WID_ONLY = ("count", "rolling", "landmark")  # Spark's streaming aggregation has none of them
 TITLE = "state: steady micro-batch time and checkpoint bytes at 10k, 1M and 10M keys held, wid and Spark"
@@ -33,12 +35,12 @@ TITLE = "state: steady micro-batch time and checkpoint bytes at 10k, 1M and 10M 
 RUN_S = 1800  # a run not done in half an hour is recorded as not finished (Spark's hopping 60/1 at 1M keys)
 
 
-def one(engine: str, kind: str, keys: int, files: int) -> dict[str, Any]:
+def one(engine: str, kind: str, keys: int, files: int, *more: str) -> dict[str, Any]:
     """One run of `benchmarks.state_scale` in its own process (its figures,
-    or ``finished: False`` past `RUN_S`)."""
+    or ``finished: False`` past `RUN_S`); `more`: its further arguments."""
     try:
         done = subprocess.run([sys.executable, "-m", "benchmarks.state_scale", "--engine", engine, "--kind", kind,
-                               "--keys", str(keys), "--files", str(files)], capture_output=True, text=True,
+                               "--keys", str(keys), "--files", str(files), *more], capture_output=True, text=True,
                               check=False, timeout=RUN_S)
     except subprocess.TimeoutExpired:
         return {"engine": engine, "kind": kind, "keys": keys, "finished": False}
@@ -70,8 +72,8 @@ def flat(kind: str, runs: list[dict[str, Any]]) -> str:
 
 def run(ctx: Any) -> list[dict[str, Any]]:
     runs: list[dict[str, Any]] = []
-    for kind in WID_ONLY:
-        mine = [one("wid", kind, k, 8) for k in (QUICK_KEYS if ctx.quick else WID_ONLY_KEYS)]
+    for kind in WID_ONLY:  # each file touches TOUCHED keys, whatever the keys held: the rows changed stay the same
+        mine = [one("wid", kind, k, 8, "--touched", str(TOUCHED)) for k in (QUICK_KEYS if ctx.quick else WID_ONLY_KEYS)]
         runs += mine
         print(flat(kind, mine), flush=True)
     for kind in KINDS:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, dataclass_transform
 
 from wid.errors import ConfigError
 from wid.spec.durations import as_ms, text_keys
-from wid.spec.field_rules import check_fields, default_of, description
+from wid.spec.field_rules import RULE, check_fields, default_of, description
 
 if TYPE_CHECKING:
     from wid.spec.window import Window
@@ -129,9 +129,9 @@ class Shape:
         out: list[tuple[str, str]] = []
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.init and f.metadata.get("wid_rule") == "column" and value:
+            if f.init and f.metadata.get(RULE) == "column" and value:
                 out.append((f.name, value))
-            elif f.init and f.metadata.get("wid_rule") == "columns":
+            elif f.init and f.metadata.get(RULE) == "columns":
                 out += [(f.name, c) for c in value]
         return out
 
