@@ -2,7 +2,8 @@
 checkpoint, as the state held grows (issue: streams at Spark's own cost).
 
     python -m benchmarks.state_scale --kind tumbling --keys 1000000 --engine wid [--rows 50000] [--files 8]
-    python -m benchmarks run --only state          (the grid: 10k, 1M, 10M keys; tumbling, hopping 60/1, session)
+    python -m benchmarks run --only state          (the grid: 10k, 1M, 10M keys; tumbling, hopping 60/1, session;
+                                                    10k and 1M keys: count, rolling, landmark)
 
 Data: file 0 opens `keys` keys (one row each); each later file holds
 `rows` rows of random keys, event time moving one minute a file, so every
@@ -16,6 +17,14 @@ partitions.
 - ``spark``: ``withWatermark`` + ``groupBy(k, window(ts, ...))`` in update
   mode (tumbling, hopping), ``groupBy(k, session_window(ts, "1 day"))`` in
   append mode (session), as a Spark user writes them.
+
+Count, rolling and landmark windows have no streaming form in Spark, so
+only wid runs them, and what is measured is that the checkpoint added per
+steady micro-batch stays flat as the keys held grow: count windows of
+1,000,000 rows per key (none completes: each key's partials stay held),
+rolling windows of 1 day per key (every row's bin stays held for the
+day), landmark windows growing from the first minute by 1 day (none
+closes).
 
 Each run is one process (the grid starts one per engine, kind and key
 count), so that its peak memory is its own. It prints one JSON line: the
@@ -49,17 +58,22 @@ import pyarrow.parquet as pq
 
 T0_US = 1_700_000_000_000_000  # 2023-11-14T22:13:20Z
 MINUTE_US = 60_000_000
-KINDS = ("tumbling", "hopping", "session")
+KINDS = ("tumbling", "hopping", "session", "count", "rolling", "landmark")
+SPARK_KINDS = ("tumbling", "hopping", "session")  # those Spark's streaming aggregation has
 
 
-def land(root: Path, keys: int, rows: int, files: int, seed: int = 7) -> Path:
+def land(root: Path, keys: int, rows: int, files: int, seed: int = 7, touched: int | None = None) -> Path:
     """The landing directory: file 0 with one row per key, then `files`
-    files of `rows` random keys, minute i of event time in file i."""
+    files of `rows` random keys (with `touched`, of that many distinct keys
+    drawn anew for each file, whatever the keys held), minute i of event
+    time in file i."""
     rng = np.random.default_rng(seed)
     out = root / "land"
     out.mkdir(parents=True)
     for i in range(files + 1):
-        k = np.arange(keys, dtype=np.int64) if i == 0 else rng.integers(0, keys, rows, dtype=np.int64)
+        drawn = rng.choice(keys, touched, replace=False) if touched else None
+        k = np.arange(keys, dtype=np.int64) if i == 0 else (
+            rng.integers(0, keys, rows, dtype=np.int64) if drawn is None else drawn[rng.integers(0, touched, rows)])
         ts = T0_US + i * MINUTE_US + rng.integers(0, MINUTE_US, len(k), dtype=np.int64)
         table = pa.table({"k": k, "ts": pa.array(ts, pa.timestamp("us", "UTC")), "v": rng.random(len(k))})
         path = out / f"part-{i:05d}.parquet"
@@ -112,13 +126,18 @@ def wid_query(stream: Any, kind: str, keys: int) -> Any:
                               "max_groups_per_window": keys + 1}
     window = {"tumbling": lambda: Window.tumbling(86_400_000, **common),
               "hopping": lambda: Window.hopping(3_600_000, 60_000, **common),
-              "session": lambda: Window.session(86_400_000, **common)}[kind]()
+              "session": lambda: Window.session(86_400_000, **common),
+              "count": lambda: Window.count(1_000_000, **{**common, "group_by": [], "partition_by": ["k"]}),
+              "rolling": lambda: Window.rolling(duration="1 day", **common),
+              "landmark": lambda: Window.landmark(hop="1 day", landmark_ms=T0_US // 1000, **common)}[kind]()
     return wid.window_result(stream, window).output, "append"
 
 
 def spark_query(stream: Any, kind: str) -> Any:
     from pyspark.sql import functions as F
 
+    if kind not in SPARK_KINDS:
+        raise ValueError(f"Spark's streaming aggregation has no {kind} windows (it has {', '.join(SPARK_KINDS)})")
     timed = stream.withWatermark("ts", "0 seconds")
     if kind == "session":
         return timed.groupBy("k", F.session_window("ts", "1 day")).agg(F.count("*").alias("n"),
@@ -128,7 +147,7 @@ def spark_query(stream: Any, kind: str) -> Any:
 
 
 def measure(engine: str, kind: str, keys: int, rows: int, files: int, warm: int,
-            keep: str | None = None) -> dict[str, Any]:
+            keep: str | None = None, touched: int | None = None) -> dict[str, Any]:
     """One run (see the module docstring); returns its figures. With
     `keep`, the checkpoint is copied there at the end."""
     from benchmarks.harness import session
@@ -139,7 +158,7 @@ def measure(engine: str, kind: str, keys: int, rows: int, files: int, warm: int,
     with tempfile.TemporaryDirectory(prefix="wid-state-", ignore_cleanup_errors=True) as tmp:
         root = Path(tmp)
         started = time.perf_counter()
-        landing = land(root, keys, rows, files)
+        landing = land(root, keys, rows, files, touched=touched)
         made_s = time.perf_counter() - started
         stream = spark.readStream.schema("k BIGINT, ts TIMESTAMP, v DOUBLE").option("maxFilesPerTrigger", 1) \
             .parquet(str(landing))
@@ -167,7 +186,8 @@ def measure(engine: str, kind: str, keys: int, rows: int, files: int, warm: int,
     ids = sorted(int(p.batchId) for p in steady)
     added = (sizes[ids[-1]] - sizes[ids[0]]) / (len(ids) - 1) if len(ids) > 1 else float("nan")
     durations = [int(p.durationMs["triggerExecution"]) / 1000 for p in steady]
-    return {"engine": engine, "kind": kind, "keys": keys, "rows_per_file": rows, "steady_batches": len(steady),
+    return {"engine": engine, "kind": kind, "keys": keys, "rows_per_file": rows, "touched": touched,
+            "steady_batches": len(steady),
             "first_batch_s": int(progress[0].durationMs["triggerExecution"]) / 1000 if progress else None,
             "steady_batch_s": statistics.median(durations) if durations else None, "steady_batches_s": durations,
             "checkpoint_bytes_per_batch": added, "checkpoint_bytes": sizes[max(sizes)] if sizes else 0,
@@ -184,8 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=8, help="files after the first")
     parser.add_argument("--warm", type=int, default=2, help="micro-batches after the first not counted as steady")
     parser.add_argument("--keep", help="copy the checkpoint to this directory at the end")
+    parser.add_argument("--touched", type=int, help="distinct keys each file after the first holds (default: random)")
     args = parser.parse_args(argv)
-    print(json.dumps(measure(args.engine, args.kind, args.keys, args.rows, args.files, args.warm, args.keep)))
+    print(json.dumps(measure(args.engine, args.kind, args.keys, args.rows, args.files, args.warm, args.keep,
+                             args.touched)))
     return 0
 
 

@@ -52,7 +52,7 @@ def iso(us: int) -> str:
 
 def as_sink_row(window: Window, row: Row) -> Row:
     """An oracle output row as the SQLite sink holds it (bounds as ISO text)."""
-    bounds = set(window.output_prefix[:2]) if window.kind != "rolling" else set()
+    bounds = set(window.output_prefix[:2])  # a row window (rolling) has none
     return {c: (iso(v) if c in bounds and v is not None else v) for c, v in row.items()}
 
 

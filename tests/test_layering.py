@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from wid.spec.kinds import KINDS
+
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
            for p in ROOT.glob("wid/**/*.py")}
@@ -173,7 +175,7 @@ def test_nothing_in_wid_reaches_for_the_driver_s_jvm() -> None:
     assert offenders(list(MODULES), ("py4j",)) == {}
 
 
-WINDOW_KINDS = {"tumbling", "hopping", "session", "count", "rolling", "landmark"}
+WINDOW_KINDS = set(KINDS)
 
 
 def _kind_names(node: ast.AST, named: set[str]) -> bool:
@@ -211,3 +213,35 @@ def test_a_window_kind_is_a_type_not_a_name_the_house_branches_on() -> None:
     # (docs/architecture.md#window-kinds): a kind's name is tested in a few places at most
     found = [t for path in MODULES.values() for t in kind_tests(path)]
     assert len(found) <= 12 and len({t.split(":")[0] for t in found}) <= 4, found
+
+
+FIRING_WORDS = {"on_update", "on_close", "reopen", "emit_mode", "late_mode", "generous", "consistent", "allowed_us"}
+
+
+def _code_words(path: Path) -> set[str]:
+    """The names, attributes and string constants of `path`'s code, its docstrings left out."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    words: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            words.add(node.attr)
+        elif isinstance(node, ast.Name):
+            words.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            words.add(node.value)
+    return words
+
+
+def test_firing_rules_exist_once() -> None:
+    # the kinds' engines and oracle rules say which windows a row falls in, when they close and which a
+    # micro-batch touched; the trigger policy (wid.semantics.trigger) alone decides what fires, whether it is
+    # final and what is late: no engine or rules module names an emit mode, reopen or a late mode
+    kinds = [p for name, p in MODULES.items() if name.startswith("wid.semantics.kinds.") or (
+        name.startswith("wid.kernels.operator.") and name.endswith("_engine") and name != "wid.kernels.operator.join_engine")]
+    assert len(kinds) >= 10
+    found = {str(p.relative_to(ROOT)): sorted(_code_words(p) & FIRING_WORDS) for p in kinds}
+    assert {k: v for k, v in found.items() if v} == {}
+    assert {"on_update", "late_mode", "allowed_us"} <= _code_words(MODULES["wid.semantics.trigger"])

@@ -64,7 +64,7 @@ class Transcript:
 def _emission(w: Window, e: dict[str, Any]) -> Emission:
     e = dict(e)
     final, retract = e.pop("final", True), e.pop("retract", False)
-    if w.kind == "rolling":  # a rolling row is its input row and the aggregates
+    if w.shape.row_windows:  # a rolling row is its input row and the aggregates
         return Emission(e, final=final)
     start, end = e.pop("start") * 1000, e.pop("end", None)
     row = {w.window_start_column: start, w.window_end_column: None if end is None else end * 1000, **e}

@@ -19,14 +19,15 @@ from wid.cli_report import err_console, say
 from wid.errors import ConfigError, WidError
 from wid.pipelines.rejections import DEFAULT_SHARE, STRICT_EXIT
 from wid.spark_output import SparkOutput
-from wid.spec.pipeline import JoinPipelineSpec
+from wid.spec.kinds import KINDS
+from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec
 from wid.spec.real_time import FORM as REAL_TIME_FORM
 from wid.spec.toml_io import load_pipeline
 from wid.versions import check_install
 
 # Help texts are printed as written: Rich markup would eat their square brackets ([spark], local[2]).
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
-                  help="wid: window aggregates for Apache Spark (tumbling, hopping, session, count, rolling, landmark).")
+HELP = f"wid: window aggregates for Apache Spark ({', '.join(KINDS)})."  # the kinds: wid.spec.kinds' registry
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, help=HELP)
 T = TypeVar("T")
 
 PipelineArg = Annotated[Path, typer.Argument(help="The pipeline TOML file.")]
@@ -48,7 +49,7 @@ def _version(value: bool) -> None:
 @app.callback()
 def _options(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                                    help="Print wid's version and exit.")] = False) -> None:
-    """wid: window aggregates for Apache Spark (tumbling, hopping, session, count, rolling, landmark)."""
+    """wid: window aggregates for Apache Spark (the window kinds of `wid.spec.kinds`)."""
 
 
 def _guard(debug: bool, action: Callable[[], T]) -> T:
@@ -114,13 +115,17 @@ def validate(pipeline: PipelineArg, debug: DebugOpt = False,
                  "--offline", help="Skip the checks that need the network: Kafka brokers and topics, PostgreSQL "
                                    "servers and tables.")] = False) -> None:
     """Check a pipeline file without starting Spark: its keys and values, its local input files, the columns
-    it names against the sources' declared schemas, and what `wid run` checks before Spark starts (Kafka
-    brokers and topics; PostgreSQL's driver, URL variables, server and table), each in one bounded wait."""
+    it names against the sources' declared schemas, for a stream what its window's trigger policy refuses on a
+    stream, and what `wid run` checks before Spark starts (Kafka brokers and topics; PostgreSQL's driver, URL
+    variables, server and table), each in one bounded wait."""
     from wid.pipelines.read import check_before_spark
+    from wid.semantics.trigger import check_stream
     from wid.spec.inputs import check_inputs
 
     spec = _guard(debug, lambda: load_pipeline(pipeline))
     _guard(debug, lambda: check_inputs(spec))
+    if isinstance(spec, PipelineSpec) and spec.source.is_stream:
+        _guard(debug, lambda: _in_window(lambda: check_stream(spec.window)))
     _guard(debug, lambda: check_before_spark(spec, network=not offline))
     if isinstance(spec, JoinPipelineSpec):
         j = spec.join.join
@@ -131,6 +136,14 @@ def validate(pipeline: PipelineArg, debug: DebugOpt = False,
     stream = " (stream)" if spec.source.is_stream else ""
     say(f"ok: pipeline {spec.name}, {w.kind} window, {len(w.aggregations)} aggregation(s), "
         f"source {', '.join(s.format for s in spec.sources)}{stream}, target {spec.target.kind}")
+
+
+def _in_window(check: Callable[[], None]) -> None:
+    """`check()`, its ConfigError naming the field under ``transform.window``."""
+    try:
+        check()
+    except ConfigError as err:
+        raise err.at("transform.window") from None
 
 
 @app.command()

@@ -15,6 +15,7 @@ from tests.transcript import Transcript, all_transcripts, is_punctuation
 from wid import Aggregation, Window
 from wid.semantics import evaluate
 from wid.semantics.stream_oracle import MicroBatch, run_stream
+from wid.spec.kinds import KINDS
 
 TRANSCRIPTS = all_transcripts()
 
@@ -31,7 +32,7 @@ def test_every_policy_and_mode_has_a_transcript() -> None:
             assert f"hopping_{mode}_{policy}" in names
     assert {"idle_source", "keyed_punctuation", "global_punctuation", "session_reopen", "kafka_partitions",
             "kafka_partition_idle"} <= names
-    for kind in ("count", "rolling", "landmark"):  # issue 5: each kind under more than one policy and emit mode
+    for kind in KINDS:  # issue 5: each kind under more than one policy and emit mode
         assert len({n for n in names if n.startswith(kind)}) >= 2
 
 

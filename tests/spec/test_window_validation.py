@@ -102,7 +102,7 @@ def test_defaults_and_normalisation() -> None:
     assert w.group_by == ("a", "b")
     assert w.output_prefix == ("window_start", "window_end")
     c = make(kind="count", duration_ms=None, size_rows=5, partition_by=["p"], group_by=["g"])
-    assert c.hop_rows_or_size == 5
+    assert c.shape.hop_rows_or_size == 5 and c.size_rows == 5  # a kind's parameter reads off the window too
     assert c.output_prefix == ("window_start", "window_end", "window_id")
     assert c.key_columns == ("p", "g")
 
@@ -164,12 +164,54 @@ def test_a_kind_s_constructor_refuses_another_kind_s_field(build: Any, field: st
     assert err.value.field == field
 
 
-def test_every_kind_field_is_a_window_field_and_each_kind_names_what_it_requires() -> None:
-    from dataclasses import fields
+def test_every_kind_parameter_is_a_window_parameter_and_each_kind_names_what_it_requires() -> None:
+    import inspect
 
-    from wid.spec.kinds import KIND_FIELDS, KINDS
+    from wid.spec.kinds import KINDS, kind_fields
 
-    names = {f.name for f in fields(Window)}
-    assert set(KIND_FIELDS) <= names and set(KINDS) == {"tumbling", "hopping", "session", "count", "rolling", "landmark"}
-    for kind in KINDS.values():
-        assert set(kind.required) <= set(kind.fields), kind.name
+    names = set(inspect.signature(Window).parameters)
+    assert set(kind_fields()) <= names and {f"{n[:-3]}" for n in kind_fields() if n.endswith("_ms")} <= names
+    for name, kind in KINDS.items():
+        assert kind.kind == name and set(kind.required) <= set(kind.fields), name
+        assert set(kind.fields) <= set(inspect.signature(getattr(Window, kind.constructor)).parameters), name
+
+
+def test_an_unknown_parameter_is_refused_with_the_closest() -> None:
+    with pytest.raises(ConfigError) as err:
+        make(duraton="5 minutes")
+    assert err.value.field == "duraton" and "did you mean 'duration'" in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        Window.tumbling(60_000, event_time_column="ts", aggregations=N, lateness_msec=5)
+    assert err.value.field == "lateness_msec" and "did you mean 'lateness_ms'" in str(err.value)
+
+
+@pytest.mark.parametrize(("kw", "fix"), [
+    ({"duration": 300}, 'write duration_ms=300 or duration="300 ms"'),
+    ({"lateness": 5}, 'write lateness_ms=5 or lateness="5 ms"'),
+    ({"kind": "landmark", "duration_ms": None, "hop_ms": 10, "landmark": 0}, "write landmark_ms=0 (epoch ms)"),
+])
+def test_a_bare_number_for_a_text_parameter_is_refused_with_both_fixes(kw: dict[str, Any], fix: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        make(**{"duration_ms": None, **kw} if "duration" in kw else kw)
+    assert err.value.field == next(iter(k for k in kw if k not in ("kind", "duration_ms", "hop_ms")))
+    assert fix in str(err.value)
+
+
+def test_a_shape_is_the_kind_s_parameters_and_serialises_to_a_stable_table() -> None:
+    from wid.spec.kinds import HoppingWindows, shape_of
+
+    hop = HoppingWindows(duration="1 hour", hop_ms=60_000)
+    w = Window(shape=hop, event_time_column="ts", aggregations=N)
+    assert w == make(kind="hopping", duration_ms=3_600_000, hop_ms=60_000) and w.kind == "hopping"
+    assert hop.table() == {"kind": "hopping", "duration": "1 hour", "hop_ms": 60_000}
+    assert shape_of("hopping")(**{k: v for k, v in hop.table().items() if k != "kind"}) == hop
+    with pytest.raises(ConfigError) as err:
+        Window(kind="tumbling", shape=hop, event_time_column="ts", aggregations=N)
+    assert err.value.field == "kind"
+
+
+def test_a_test_strategy_for_a_kind_without_one_fails_rather_than_draw_another_kind_s() -> None:
+    from tests.strategies import kind_params
+
+    with pytest.raises(KeyError, match="no strategy for window kind 'cyclic'"):
+        kind_params("cyclic")

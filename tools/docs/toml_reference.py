@@ -26,7 +26,7 @@ from wid.errors import ConfigError
 from wid.spec.aggregation import Aggregation
 from wid.spec.catalog import AGGREGATIONS
 from wid.spec.join import ColumnMetric, JoinStage, WindowJoin
-from wid.spec.kinds import KINDS, kinds_taking
+from wid.spec.kinds import KINDS, kind_fields, kinds_taking
 from wid.spec.pipeline import SinkSpec, SourceSpec, StreamSpec
 from wid.spec.spark_table import SPARK_KEYS
 from wid.spec.toml_io import loads_pipeline
@@ -35,7 +35,10 @@ from wid.spec.window import Punctuation, Window
 # Descriptions for fields their class's docstring describes in prose rather than per field.
 NOTES: dict[type, dict[str, str]] = {
     Window: {
-        "kind": "The window kind: how rows map to extents ([Windows and extents](../concepts/windows.md)).",
+        "kind": "The window kind: how rows map to extents ([Windows and extents](../concepts/windows.md)); the "
+                "tag of the kind's shape (`wid.spec.kinds`), whose parameters follow it.",
+        "shape": "Python only: the kind's parameters as one value, `TumblingWindows(duration=\"5 minutes\")` "
+                 "(`wid.spec.kinds`), instead of `kind` and the kind's parameters.",
         "aggregations": "The aggregates, in output order: `Aggregation(agg, column, as_=...)` in Python, "
                         "`[[transform.window.aggregations]]` tables in TOML ([Aggregations](toml.md#aggregations)).",
         "max_future_ms": "A row whose event time lies more than this ahead of its micro-batch's processing time is "
@@ -46,38 +49,7 @@ NOTES: dict[type, dict[str, str]] = {
         "event_time_unit": "How the event-time column is read: `timestamp` (a Spark TIMESTAMP, TIMESTAMP_NTZ or a "
                            "string Spark parses), or epoch `ms` or `us` integers.",
         "time_mode": "`event` windows on the event-time column; `processing` stamps each row with its arrival time.",
-        "duration_ms": "The window length d in milliseconds (tumbling, hopping; for rolling, the span before each "
-                       "row).",
-        "hop_ms": "The hop h in milliseconds: how far apart consecutive windows start (at most the duration).",
-        "origin_ms": "The phase o in milliseconds: windows start at `o + w*h`; 0 aligns them on the epoch.",
-        "gap_ms": "The session gap in milliseconds: a row more than this after the running end starts a new "
-                  "session.",
-        "gap_column": "A column holding a gap per row, in milliseconds, instead of `gap_ms` (Spark's dynamic gap).",
-        "size_rows": "The number of rows in a count window.",
-        "hop_rows": "How many rows apart count windows end (default: `size_rows`, tumbling count windows).",
-        "every_rows": "Only every n-th row (by rank) opens a rolling extent.",
-        "landmark_ms": "The landmark L, epoch milliseconds: where landmark windows start. Earlier rows go to the "
-                       "dead letter.",
-        "max_duration_ms": "Restart landmark windows every this many milliseconds (Flink's CUMULATE); a multiple "
-                           "of `hop_ms`.",
-        "duration_months": "The window length in local months, instead of `duration_ms` (`duration = \"1 month\"`, "
-                           "`\"1 quarter\"` is 3, `\"1 year\"` 12; [calendar windows](../concepts/calendar.md)).",
-        "hop_months": "The hop in local months, instead of `hop_ms` (`hop = \"1 quarter\"`).",
-        "max_duration_months": "Landmark windows restart every this many local months (`max_duration = \"1 month\"`: "
-                               "month to date).",
-        "time_zone": "An IANA zone (`America/New_York`): whole days are its local days (23 or 25 hours at a "
-                     "daylight-saving change), months its local months, other durations align on its local clock. "
-                     "Default: none (fixed durations on the epoch; months in UTC).",
-        "week_start": "The first day of a week for hops of whole weeks: `monday` (ISO 8601, the default) to "
-                      "`sunday`.",
-        "window_label_column": "Adds a column of that name with each window's local name: `2013-03-10`, `2013-W10`, "
-                               "`2013-03`, `2013-Q1`, `2013`.",
         "group_by": "Group columns: one output row per window and group.",
-        "partition_by": "Count windows: ranks are counted separately per value of these columns (the paper's "
-                        "pattr).",
-        "order_by": "The column ranks follow (default: the event time); on a stream it must be the event time.",
-        "tie_breaker": "A column that orders rows tied on `order_by`, so that ranks, `first` and `last` are "
-                       "deterministic.",
         "lateness_ms": "How far the watermark trails the largest event time seen: `watermark = max(ts) - "
                        "lateness_ms`.",
         "source_idleness_ms": "A source without rows for this long (micro-batch time) stops holding the "
@@ -99,8 +71,6 @@ NOTES: dict[type, dict[str, str]] = {
         "window_start_column": "The name of the output's window-start column.",
         "window_end_column": "The name of the output's window-end column.",
         "window_id_column": "The name of a count window's id column.",
-        "rank_by": "Count windows and `every_rows`: `order` ranks by `order_by`; `arrival` by micro-batch, then "
-                   "`order_by` (the paper's tuple-based windows, no row is late).",
     },
     SinkSpec: {
         "kind": "`sqlite`, `postgres`, `parquet`, `console`, `kafka`, `delta` or `iceberg` "
@@ -161,8 +131,9 @@ TABLES = (
     Table("[transform]", "transform", "The window stage. `sql` is an optional Spark SQL pre-stage reading "
           "`FROM source` (each source by its `name`); `[transform.window]` is the window.", type(None), ()),
     Table("[transform.window]", "transformwindow", "The window: its kind, extent, groups, completeness and "
-          "late-data policy. A key a kind does not use is refused.", Window, ("transform", "window"),
-          ("aggregations", "punctuation")),
+          "late-data policy: `kind`, the kind's parameters (each kind's shape, `wid.spec.kinds`), then what "
+          "every kind shares. A key a kind does not use is refused.", Window, ("transform", "window"),
+          ("aggregations", "punctuation", "shape")),
     Table("[[transform.window.aggregations]]", "transformwindowaggregations", "One table per output "
           "aggregate, in output order.", Aggregation, ()),
     Table("[transform.window.punctuation]", "transformwindowpunctuation", "Optional: which rows are "
@@ -309,18 +280,27 @@ def rows(table: Table) -> list[tuple[str, str, str, str]]:
                  "([trust model](../trust.md)). Use `try_` functions (`try_to_timestamp`, `try_cast`): a value they cannot "
                  "convert becomes NULL, and a row with a NULL event time or key goes to the dead letter.")]
     docs = {**bullets(table.cls.__doc__), **NOTES.get(table.cls, {})}
-    names = {f.name for f in fields(table.cls)}
     out = []
+    if table.cls is Window:  # the kind, then every kind's parameters (from its shape), then the common fields
+        out.append(("kind", "string", "**required**", f"{docs['kind']} One of {', '.join(KINDS)}."))
+        for name in kind_fields():
+            owner = KINDS[kinds_taking(name)[0]]
+            f = next(f for f in fields(owner) if f.name == name)
+            out += _field_rows(table, f, owner, owner.descriptions.get(name, ""), _kinds_note(name))
+    names = {f.name for f in fields(table.cls)}
     for f in fields(table.cls):
-        if not f.init or not f.compare or f.name in table.skip:
-            continue
-        key = toml_key(table.cls, f.name)
-        note = _kinds_note(f.name) if table.cls is Window else ""
-        desc = " ".join(p for p in (docs.get(f.name, "") or _alias_note(f.name, names), note) if p)
-        out.append((key, type_name(f, table.cls), default_text(f), desc))
-        if key.endswith("_ms") and key[:-3] not in names and accepted(table, key[:-3]):
-            out.append((key[:-3], "string", "unset", f"`{key}` as a Spark duration string (`\"1 hour\"`, "
-                        f"`\"30 seconds\"`); give one of `{key[:-3]}` and `{key}`, not both."))
+        if f.init and f.compare and f.name not in table.skip:
+            out += _field_rows(table, f, table.cls, docs.get(f.name, "") or _alias_note(f.name, names), "")
+    return out
+
+
+def _field_rows(table: Table, f: Field[Any], owner: type, doc: str, note: str) -> list[tuple[str, str, str, str]]:
+    """The row of field `f` of `owner`, and of its text form where the loader takes one."""
+    key = toml_key(owner, f.name)
+    out = [(key, type_name(f, owner), default_text(f), " ".join(p for p in (doc, note) if p))]
+    if key.endswith("_ms") and key[:-3] not in {g.name for g in fields(owner)} and accepted(table, key[:-3]):
+        out.append((key[:-3], "string", "unset", f"`{key}` as a Spark duration string (`\"1 hour\"`, "
+                    f"`\"30 seconds\"`); give one of `{key[:-3]}` and `{key}`, not both."))
     return out
 
 

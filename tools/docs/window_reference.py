@@ -1,8 +1,10 @@
 """The `Window` reference page for Python users, generated from the code:
-its signature (`inspect.signature`), the per-kind constructors', and one
-row per field with its Python type, unit, default, the kinds that use it
-(`wid.spec.kinds`) and what it means (the descriptions the TOML reference
-uses, `tools.docs.toml_reference`).
+its signature (`inspect.signature`), the per-kind constructors' (one per
+registered kind, `wid.spec.kinds.KINDS`, named by `Shape.constructor`),
+and one row per parameter with its Python type, unit, default, the kinds
+that use it and what it means (a kind's parameters as its shape declares
+them; the others as the TOML reference describes them,
+`tools.docs.toml_reference`).
 
     python -m tools.docs.window_reference      # prints the page
 """
@@ -15,14 +17,12 @@ from dataclasses import MISSING, Field, fields
 from typing import Any
 
 from tools.docs.toml_reference import NOTES, bullets
-from wid.spec.kinds import KIND_FIELDS, KINDS, NAMES, kinds_taking
+from wid.spec.kinds import KINDS, kind_fields, kinds_taking
 from wid.spec.window import Window
 
-CONSTRUCTORS = NAMES  # Window.tumbling(...), Window.hopping(...), ...
 
-
-def _type(f: Field[Any]) -> str:
-    hint = typing.get_type_hints(Window).get(f.name, f.type)
+def _type(f: Field[Any], owner: type = Window) -> str:
+    hint = typing.get_type_hints(owner).get(f.name, f.type)
     text = str(hint).replace("typing.", "").replace("wid.spec.aggregation.", "").replace("wid.spec.window.", "")
     text = text.replace("<class '", "").replace("'>", "")
     if f.name.endswith("_ms"):
@@ -40,16 +40,16 @@ def _unit(name: str) -> str:
 
 def _default(f: Field[Any]) -> str:
     if f.default is not MISSING:
-        return "required" if f.name == "kind" else f"`{f.default!r}`"
+        return f"`{f.default!r}`"
     if f.default_factory is not MISSING:
         return f"`{f.default_factory()!r}`"
     return "required"
 
 
 def _kinds(name: str) -> str:
-    if name not in KIND_FIELDS:
+    if name not in kind_fields():
         return "all"
-    required = [k for k, kind in KINDS.items() if name in kind.required]
+    required = [k for k, kind in KINDS.items() if name in kind.required]  # a kind's own: see its shape
     taking = [f"{k} (required)" if k in required else k for k in kinds_taking(name)]
     return ", ".join(taking)
 
@@ -92,7 +92,7 @@ def page() -> str:
         "One constructor per kind takes that kind's fields and the fields every kind shares (`**common`):",
         "",
         "```text",
-        *[signature(getattr(Window, k), f"Window.{k}") for k in CONSTRUCTORS],
+        *[signature(getattr(Window, k.constructor), f"Window.{k.constructor}") for k in KINDS.values()],
         "```",
         "",
         "## Fields",
@@ -100,6 +100,12 @@ def page() -> str:
         "| parameter | type | unit | default | kinds | description |",
         "|---|---|---|---|---|---|",
     ]
+    lines.append(f"| `kind` | `str` |  | required | all | {docs['kind']} One of {', '.join(KINDS)}. |")
+    for name in kind_fields():  # each kind's parameters, as its shape declares them
+        owner = KINDS[kinds_taking(name)[0]]
+        f = next(f for f in fields(owner) if f.name == name)
+        desc = owner.descriptions.get(name, "").replace("\n", " ")
+        lines.append(f"| `{name}` | {_type(f, owner)} | {_unit(name)} | {_default(f)} | {_kinds(name)} | {desc} |")
     for f in fields(Window):
         if not f.init:
             continue

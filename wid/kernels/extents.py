@@ -1,7 +1,6 @@
 """What the count, rolling and landmark engines of the WID operator share:
 merging held partials over ranges of panes (or bins), ranking rows in SQL
-order, and keeping named Arrow tables in a shard's store. Runs on
-executors: numpy, pyarrow and the standard library only.
+order. Runs on executors: numpy, pyarrow and the standard library only.
 
 A held-partials table has key columns, an integer position column (a pane
 of ranks, a bin's event time, a landmark pane) and aggregation i's partial
@@ -22,10 +21,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from wid.kernels.fields import field, fields_of
-from wid.kernels.operator.shard import Store
 from wid.kernels.pane_merge import FieldOp, merge_fields
 from wid.kernels.pane_merge import ranges as pane_ranges
-from wid.kernels.tables import SPAN, TS, concat, from_bytes, group_ids, ints, state_bytes
+from wid.kernels.tables import SPAN, TS, concat, group_ids, ints
 from wid.kernels.vector_aggregates import VectorAgg
 
 FAR = np.int64(-(2**62))  # a position before every real one (open-ended ranges)
@@ -233,21 +231,6 @@ def rank_after(rows: pa.Table, counters: pa.Table | None, keys: Sequence[str],
     return rows, rank, after, touched.append_column(BEFORE, pa.array(base[hit]))
 
 
-class Tables:
-    """Named Arrow tables in a shard's store (None until first saved)."""
-
-    def __init__(self, store: Store, prefix: str) -> None:
-        self.store, self.prefix = store, prefix
-
-    def load(self, name: str) -> pa.Table | None:
-        blob = self.store.get(f"{self.prefix}_{name}")
-        return None if blob is None else from_bytes(blob)
-
-    def save(self, name: str, table: pa.Table | None) -> None:
-        if table is not None:
-            self.store.put(f"{self.prefix}_{name}", state_bytes(table))
-
-
 ALL = "_wid_all"  # the one key of an engine whose window has no key columns
 
 
@@ -264,10 +247,17 @@ def with_keys(rows: pa.Table, keys: Sequence[str]) -> pa.Table:
     return rows
 
 
+def latest_counts(counters: pa.Table, keys: Sequence[str]) -> pa.Table:
+    """Rank counters (`keys`, `COUNT`: how many ranks a key gave) merged:
+    each key's largest count (a key's count only grows)."""
+    return counters.group_by(list(keys), use_threads=False).aggregate([(COUNT, "max")]).rename_columns(
+        [*keys, COUNT])
+
+
 def append(held: pa.Table | None, new: pa.Table) -> pa.Table:
     """`new` after `held` (None: nothing held)."""
     return new if held is None else concat([held, new])
 
 
-__all__ = ["ALL", "BEFORE", "COUNT", "FAR", "Tables", "append", "by_key_and_time", "cast_like", "key_columns", "with_keys", "field_ops", "joint_ids", "merge_over", "merge_rows", "ranges", "rank_after",
+__all__ = ["ALL", "BEFORE", "COUNT", "FAR", "append", "latest_counts", "by_key_and_time", "cast_like", "key_columns", "with_keys", "field_ops", "joint_ids", "merge_over", "merge_rows", "ranges", "rank_after",
            "row_partials", "sql_order"]

@@ -34,10 +34,15 @@ def iso_utc(us: int) -> str:
     return format_us(us)[:19] + "Z"
 
 
-def cap_message(spec: OperatorSpec, start_us: int, end_us: int) -> str:
+def window_text(start_us: int, end_us: int | None) -> str:
+    """Window ``[start, end)`` in UTC (``no end`` for a window that never ends)."""
+    return f"[{iso_utc(start_us)}, {'no end' if end_us is None else iso_utc(end_us)})"
+
+
+def cap_message(spec: OperatorSpec, start_us: int, end_us: int | None) -> str:
     """docs/semantics.md#completeness's cap message for window ``[start, end)``."""
     return (f"window state cap hit: max_groups_per_window={spec.max_groups} reached on window "
-            f"[{iso_utc(start_us)}, {iso_utc(end_us)}) for pipeline {spec.pipeline}")
+            f"{window_text(start_us, end_us)} for pipeline {spec.pipeline}")
 
 
 def fields_of(table: pa.Table, i: int) -> dict[str, pa.Array]:
@@ -46,18 +51,21 @@ def fields_of(table: pa.Table, i: int) -> dict[str, pa.Array]:
     return {c[len(prefix):]: table.column(c).combine_chunks() for c in table.column_names if c.startswith(prefix)}
 
 
-def finish_all(spec: OperatorSpec, table: pa.Table, start_us: np.ndarray, end_us: np.ndarray) -> dict[str, pa.Array]:
+def finish_all(spec: OperatorSpec, table: pa.Table, start_us: np.ndarray,
+               end_us: np.ndarray | None) -> dict[str, pa.Array]:
     """Every aggregation's output column over merged `table` (one row per
-    window, bounds `start_us`/`end_us`); a cap hit names the window."""
+    window, bounds `start_us`/`end_us`, `end_us` None for windows that
+    never end); a cap hit names the window."""
     out = {}
     for i, (agg, alias) in enumerate(zip(spec.aggs, spec.aliases, strict=True)):
         try:
             out[alias] = agg.finish(fields_of(table, i))
         except CapError as err:
             at = err.index
-            raise CapError(f"{err} in window [{iso_utc(int(start_us[at]))}, {iso_utc(int(end_us[at]))}) "
+            end = None if end_us is None else int(end_us[at])
+            raise CapError(f"{err} in window {window_text(int(start_us[at]), end)} "
                            f"for pipeline {spec.pipeline}") from None
     return out
 
 
-__all__ = ["END", "FINAL", "START", "cap_message", "field", "fields_of", "finish_all", "iso_utc"]
+__all__ = ["END", "FINAL", "START", "cap_message", "field", "fields_of", "finish_all", "iso_utc", "window_text"]

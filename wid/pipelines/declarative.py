@@ -100,7 +100,7 @@ def form_of(window: Window, streaming: bool) -> Form:
                     dead)
     what = "partial values (is_final false) and final ones" if window.emit == "on_update" else "final values"
     corrected = ", corrections" if window.late_data == "reopen" else ""
-    retracted = ", retractions of sessions that merge or move their start" if window.definition.retracts else ""
+    retracted = ", retractions of sessions that merge or move their start" if window.shape.retracts else ""
     return Form("changelog", f"streaming table NAME_changes: each emission appended ({what}{corrected}{retracted}), "
                 "ordered by _wid_seq; materialized view NAME: the latest value per natural key", dead)
 

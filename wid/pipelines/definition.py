@@ -20,7 +20,8 @@ stream starts, compares it with the pipeline about to run (`compare`):
 
 Every field of a window is classified in `WINDOW_FIELDS`: what a field
 not listed there would do to the state is unknown, and it is refused (a
-test checks that every field of `wid.spec.window.Window` is listed). The
+test checks that every field of `wid.spec.window.Window` and of every
+kind's shape is listed). The
 table in docs/how-to/changing-a-stream.md is this module's, in words.
 
 A checkpoint written before definitions were recorded (Spark's commits,
@@ -152,7 +153,8 @@ def definition_of(spec: PipelineSpec | JoinPipelineSpec) -> dict[str, Any]:
 
     sources = [{"name": s.name, "format": s.format, "path": s.path, "topic": s.topic, "topics": _plain(s.topics),
                 "pattern": s.pattern} for s in spec.sources]
-    stage = {"join": _plain(spec.join)} if isinstance(spec, JoinPipelineSpec) else _leaves(spec.window)
+    stage = {"join": _plain(spec.join)} if isinstance(spec, JoinPipelineSpec) else {
+        "kind": spec.window.kind, **_leaves(spec.window)}
     return {"window": stage, "sources": sources, "transform_sql": getattr(spec, "transform_sql", None),
             "target": _sink(spec.target), "dead_letter": _sink(spec.dead_letter), "trigger": spec.stream.trigger,
             "state_layout": LAYOUT}

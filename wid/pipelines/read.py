@@ -77,7 +77,7 @@ def compile_pipeline(spark: SparkSession, spec: PipelineSpec | JoinPipelineSpec)
     or the window join (a stream's operator with its host-local state cache:
     the runner removes it when the query ends, `wid.pipelines.run`). Raises ConfigError for a bad source path, bad SQL
     or missing columns, naming the field."""
-    zone = None if isinstance(spec, JoinPipelineSpec) else spec.window.time_zone
+    zone = None if isinstance(spec, JoinPipelineSpec) else spec.window.shape.time_zone
     frames = {s.name: read_source(spark, s, spec.base_dir, zone) for s in spec.sources}
     if isinstance(spec, JoinPipelineSpec):
         return _join(spark, frames, spec.join)

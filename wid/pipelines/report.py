@@ -159,7 +159,7 @@ def preview(spec: PipelineSpec | JoinPipelineSpec, rows: int = 8) -> list[dict[s
             return []
         con.row_factory = sqlite3.Row
         window = spec.window if isinstance(spec, PipelineSpec) else None
-        order = window.window_start_column if window is not None and not window.definition.row_windows else "rowid"
+        order = window.window_start_column if window is not None and not window.shape.row_windows else "rowid"
         q = '"' + (spec.target.table or "").replace('"', '""') + '"'
         cur = con.execute(f'SELECT * FROM {q} ORDER BY "{order}" LIMIT ?', (rows,))
         return [dict(r) for r in cur.fetchall()]

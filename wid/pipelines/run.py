@@ -161,8 +161,8 @@ def _run_stream(spec: Spec, compiled: Compiled, report: Report, on_progress: Cal
     goes with the query (`wid.spark.operator.cache_files`)."""
     if compiled.stream is None:
         raise ValueError("a stream runs on the WID operator (wid.spark.compile)")
-    report.checkpoint = checkpoint_of(spec)
-    remove_stale_temp_files(report.checkpoint)  # a killed run's (`wid.pipelines.checkpoint`)
+    checkpoint = report.checkpoint = checkpoint_of(spec)
+    remove_stale_temp_files(checkpoint)  # a killed run's (`wid.pipelines.checkpoint`)
     started_ms = time.time_ns() // 1_000_000
     spark = compiled.stream.rows.sparkSession
     caches: set[str] = set()
@@ -170,7 +170,7 @@ def _run_stream(spec: Spec, compiled: Compiled, report: Report, on_progress: Cal
     def tally_of(progress: Any) -> BatchTally:
         caches.update(cache_dirs(observation(progress)[0]))
         found = batch_tally(progress, report)
-        history.append(report.checkpoint, found)
+        history.append(checkpoint, found)
         return found
     query = stream_query.start(observed(compiled.stream.rows), report.checkpoint, stream_writer(spec, compiled, strict_share),
                                spec.stream.spark_trigger(), name=f"wid-{spec.name}")

@@ -67,7 +67,7 @@ def check_cap(windows: DataFrame, window: Window, pipeline: str) -> None:
     partitioning). In update mode only the groups updated in this
     micro-batch are seen."""
     cap = window.max_groups_per_window
-    if cap is None or window.definition.row_windows:  # a rolling row is its own window (as in batch)
+    if cap is None or window.shape.row_windows:  # a rolling row is its own window (as in batch)
         return
     start, end = window.window_start_column, window.window_end_column
     over = windows.groupBy(start, end).count().where(F.col("count") > cap).orderBy(start, end)

@@ -33,7 +33,8 @@ def time_geometry(w: Window) -> TimeGeometry:
     cal = calendar_of(w)
     if cal is None:
         d = ms_to_us(w.duration_ms or 0)
-        return Hopping(d, ms_to_us(w.hop_ms or w.duration_ms or 0), ms_to_us(w.origin_ms))
+        hop = getattr(w.shape, "hop_ms", None) or w.duration_ms  # a tumbling window hops by its duration
+        return Hopping(d, ms_to_us(hop or 0), ms_to_us(w.origin_ms))
     duration = cal.duration or cal.hop
     length, hop = duration.count // cal.pane, cal.hop.count // cal.pane
     if cal.family == "clock":

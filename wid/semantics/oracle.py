@@ -47,21 +47,22 @@ def _split(rows: Sequence[Row], w: Window, now: int) -> tuple[list[dict[str, Any
         if reason is not None:
             dead.append(DeadLetter(reason, row))
             continue
-        ts = event_time_us(row[w.event_time_column or ""], w.event_time_unit, w.time_zone)
+        ts = event_time_us(row[w.event_time_column or ""], w.event_time_unit, w.shape.time_zone)
         good.append({**row, TS: ts})
     return good, dead
 
 
 def reject_reason(row: Row, w: Window, now: int, *, streaming: bool = False) -> str | None:
     """Why `row` cannot be windowed (docs/semantics.md#bad-input), or None,
-    first match wins: a null event time, one that does not parse, one outside Spark's TIMESTAMP
-    range, one more than the future guard (`Window.future_guard_ms`:
-    unset, one day on a stream and none in batch) ahead of the processing
-    time `now` (epoch microseconds), a null key, a bad session gap, a time before the
-    kind's earliest (the landmark)."""
+    first match wins: a null event time, one that does not parse, one
+    outside Spark's TIMESTAMP range, one more than the future guard
+    (`Window.future_guard_ms`: unset, one day on a stream and none in batch)
+    ahead of the processing time `now` (epoch microseconds), a null key, the
+    kind's own reason (a session's bad gap), a time before the kind's
+    earliest (the landmark)."""
     if row.get(w.event_time_column or "") is None:
         return reasons.NULL_EVENT_TIME
-    ts = event_time_us(row[w.event_time_column or ""], w.event_time_unit, w.time_zone)
+    ts = event_time_us(row[w.event_time_column or ""], w.event_time_unit, w.shape.time_zone)
     if ts is None:
         return reasons.UNPARSEABLE_EVENT_TIME
     time_reason = event_time_reason(ts, w, now, streaming=streaming)
@@ -70,11 +71,10 @@ def reject_reason(row: Row, w: Window, now: int, *, streaming: bool = False) -> 
     for col in w.key_columns:
         if row[col] is None:
             return reasons.null_key(col)
-    if w.gap_column is not None:
-        gap = row[w.gap_column]
-        if gap is None or gap <= 0:
-            return reasons.bad_gap(w.gap_column)
-    earliest = w.definition.earliest_ms(w)
+    kind_reason = semantics_of(w).reject_reason(row, w)
+    if kind_reason is not None:
+        return kind_reason
+    earliest = w.shape.earliest_ms()
     if earliest is not None and ts is not None and ts < ms_to_us(earliest):
         return reasons.BEFORE_LANDMARK
     return None

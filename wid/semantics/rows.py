@@ -56,7 +56,7 @@ def key_of(row: Row, columns: Iterable[str]) -> Group:
 
 
 def _time_key(w: Window) -> Any:
-    tb = w.tie_breaker
+    tb = w.shape.tie_breaker
     return lambda r: (r[TS], sql_sort_key(r[tb]) if tb else ())
 
 
@@ -69,10 +69,12 @@ def window_row(w: Window, head: dict[str, Any], extent: Sequence[Row]) -> dict[s
     return out
 
 
-def window_head(w: Window, start: int, end: int, group: Group, label: str | None = None) -> dict[str, Any]:
-    """The window columns (bounds in epoch microseconds; the `label` when
-    the window names a label column) and the group columns of an output row."""
-    named = {w.window_label_column: label} if w.window_label_column is not None else {}
+def window_head(w: Window, start: int, end: int | None, group: Group, label: str | None = None) -> dict[str, Any]:
+    """The window columns (bounds in epoch microseconds, `end` None for a
+    window that never ends; the `label` when the window names a label
+    column) and the group columns of an output row."""
+    column = w.shape.window_label_column
+    named = {column: label} if column is not None else {}
     return {w.window_start_column: start, w.window_end_column: end, **named,
             **dict(zip(w.group_by, group, strict=True))}
 

@@ -27,7 +27,7 @@ def natural_key(window: Window, output_columns: Sequence[str]) -> list[str]:
     ``is_final``: a final value overwrites the partial ones of its row.
     """
     values = [a.as_ for a in window.aggregations] + [FINAL_COLUMN]
-    return window.definition.natural_key(window, output_columns, values)
+    return window.shape.natural_key(window, output_columns, values)
 
 
 def join_natural_key(join: WindowJoin, output_columns: Sequence[str]) -> list[str]:

@@ -12,19 +12,22 @@ watermark, or its scope's keyed punctuation if later; `wid.semantics.watermark`)
    guard measures from. A rejected row moves no watermark, and neither does a
    punctuation whose time a row would be rejected for.
 2. Each good row is judged against ``C_(b-1)(g)``, what was closed before
-   this batch, by its kind's rules (`wid.semantics.kinds`: time windows by
-   the paper's two modes, sessions, ranks, landmark periods), which say
-   whether it is late and which windows it counts in. A late row is counted
-   (`drop`, and `reopen` past its budget) or sent to the dead letter with a
-   reason (`dlq`).
+   this batch: its kind's rules (`wid.semantics.kinds`: time windows,
+   sessions, ranks, landmark periods) say which windows it falls in and
+   when they close, and the window's trigger policy (`wid.semantics.trigger`:
+   the paper's two modes) whether it is late and which windows it counts
+   in. A late row is counted (`drop`, and `reopen` past its budget) or sent
+   to the dead letter with a reason (`dlq`).
 3. The watermarks advance with the batch (data rows and punctuations), one
    per source, or per Kafka partition for rows that name theirs
    (`clock_of`).
-4. Emissions, judged against ``C_b(g)`` by the kind's rules: a window emits
-   (final) once the closing point passes it, and again, corrected, when a
-   reopened window takes a row; with ``emit = "on_update"`` every window
-   that took a row and is still open emits its partial value; a session
-   emitted under a start it no longer has is retracted.
+4. Emissions, judged against ``C_b(g)``: the kind's rules say which windows
+   closed and which this batch touched, and the trigger policy what fires:
+   a window emits (final) once the closing point passes it, and again,
+   corrected, when a reopened window takes a row; with ``emit =
+   "on_update"`` every window that took a row and is still open emits its
+   partial value; a session emitted under a start it no longer has is
+   retracted.
 
 Every kind's rules run per closing key (`partition_by` for count windows,
 else `group_by`).
@@ -42,7 +45,6 @@ from typing import Any
 
 from wid.semantics import reasons
 from wid.semantics.kinds import semantics_of
-from wid.semantics.kinds.ranked import stream_problem
 from wid.semantics.oracle import DeadLetter, event_time_reason, reject_reason
 from wid.semantics.stream_types import (
     TS,
@@ -55,6 +57,7 @@ from wid.semantics.stream_types import (
     Row,
 )
 from wid.semantics.timeunits import event_time_us, ms_to_us
+from wid.semantics.trigger import NOTHING_CLOSED, policy_of, stream_problems
 from wid.semantics.watermark import (
     SourceBatch,
     Watermarks,
@@ -63,7 +66,6 @@ from wid.semantics.watermark import (
     later,
     partition_id,
 )
-from wid.spec.kinds import NAMES as STREAM_KINDS
 from wid.spec.pipeline import KAFKA_PARTITION, KAFKA_TOPIC
 from wid.spec.window import Window
 
@@ -78,16 +80,16 @@ def run_stream(batches: Iterable[MicroBatch], window: Window,
     to the window the stream runs from it on, keeping what it holds (a
     restart after a change `wid.pipelines.definition` allows: lateness,
     idleness, caps, where late rows go). Raises ValueError for a window
-    without streaming semantics (`wid.semantics.kinds.ranked.stream_problem`).
+    without streaming semantics (`wid.semantics.trigger.stream_problems`).
     """
-    problem = stream_problem(window)
-    if problem is not None:
-        raise ValueError(f"{problem[0]}: {problem[1]}")
+    problems = stream_problems(window)
+    if problems:
+        raise ValueError(f"{problems[0][0]}: {problems[0][1]}")
     stream = _Stream(window, is_punctuation or (lambda _: False))
     out = []
     for i, b in enumerate(batches):
         if redefined and i in redefined:
-            stream.w, stream.rules = redefined[i], semantics_of(redefined[i]).rules(redefined[i])
+            stream.redefine(redefined[i])
         out.append(stream.step(b, i))
     return out
 
@@ -107,7 +109,12 @@ class _Stream:
         self.marks = Watermarks()
         self.keyed: dict[Group, int] = {}
         self.accepted: dict[Group, list[Accepted]] = defaultdict(list)
-        self.rules = semantics_of(window).rules(window)
+        self.redefine(window)
+
+    def redefine(self, window: Window) -> None:
+        """Run `window` from the next micro-batch on, keeping what the stream holds."""
+        self.w = window
+        self.rules = semantics_of(window).rules(window, policy_of(window))
 
     # -- closing points ------------------------------------------------------
     def scope_of(self, group: Group) -> Group:
@@ -115,9 +122,11 @@ class _Stream:
         return tuple(group[self.w.closing_columns.index(c)] for c in scope)
 
     def closing(self, group: Group, marks: Watermarks | None = None,
-                keyed: Mapping[Group, int] | None = None) -> int | None:
+                keyed: Mapping[Group, int] | None = None) -> int:
+        """`group`'s closing point (`NOTHING_CLOSED` when nothing is closed)."""
         marks, keyed = marks or self.marks, self.keyed if keyed is None else keyed
-        return closing_point(marks.global_us, keyed.get(self.scope_of(group)))
+        found = closing_point(marks.global_us, keyed.get(self.scope_of(group)))
+        return NOTHING_CLOSED if found is None else found
 
     # -- one micro-batch -----------------------------------------------------
     def step(self, batch: MicroBatch, index: int) -> BatchResult:
@@ -136,7 +145,7 @@ class _Stream:
             if reason is not None:
                 out.rejected.append(DeadLetter(reason, row))
                 continue
-            ts = event_time_us(row[self.w.event_time_column or ""], self.w.event_time_unit, self.w.time_zone)
+            ts = event_time_us(row[self.w.event_time_column or ""], self.w.event_time_unit, self.w.shape.time_zone)
             assert ts is not None  # reject_reason refused nulls
             got = seen.get(clock_of(source, row), SourceBatch())
             seen[clock_of(source, row)] = SourceBatch(later(got.max_event_us, ts), got.punctuation_us)
@@ -155,7 +164,8 @@ class _Stream:
         be rejected for (none, out of range, too far in the future) says nothing."""
         p = self.w.punctuation
         assert p is not None
-        value = event_time_us(row[p.time_column or self.w.event_time_column or ""], self.w.event_time_unit, self.w.time_zone)
+        value = event_time_us(row[p.time_column or self.w.event_time_column or ""], self.w.event_time_unit,
+                              self.w.shape.time_zone)
         if value is None or event_time_reason(value, self.w, now, streaming=True) is not None:
             return
         if p.scope:
@@ -167,21 +177,21 @@ class _Stream:
 
     def _admit(self, source: str, row: dict[str, Any], index: int, out: BatchResult) -> None:
         group = tuple(row[c] for c in self.w.closing_columns)
-        admission = self.rules.admit(row[TS], self.closing(group))
-        if admission is None:
+        admitted = self.rules.admit(row[TS], self.closing(group))
+        if admitted is None:
             if self.w.late_data == "dlq":
                 out.late.append(LateRow(source, {k: v for k, v in row.items() if k != TS}, reasons.LATE))
             else:
                 out.rows_late_dropped += 1
             return
-        self.accepted[group].append(Accepted(row, index, admission.windows, admission.first_window))
+        self.accepted[group].append(Accepted(row, index, admitted.place))
 
     # -- emissions -------------------------------------------------------------
-    def _emit(self, index: int, before: Callable[[Group], int | None]) -> list[Emission]:
+    def _emit(self, index: int, before: Callable[[Group], int]) -> list[Emission]:
         out: list[Emission] = []
         for group, members in self.accepted.items():
             out += self.rules.emit(group, members, index, before(group), self.closing(group))
         return out
 
 
-__all__ = ["BatchResult", "Emission", "LateRow", "MicroBatch", "STREAM_KINDS", "run_stream"]
+__all__ = ["BatchResult", "Emission", "LateRow", "MicroBatch", "run_stream"]

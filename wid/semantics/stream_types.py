@@ -68,46 +68,42 @@ class BatchResult:
         return self.rows_in - self.rows_rejected - self.rows_late_dropped - self.rows_late_dlq
 
 
+@dataclass(frozen=True)
+class Admitted:
+    """Where an on-time row counts, as its kind's rules say it (`place`:
+    the time windows' ids it counts in, the first landmark window it counts
+    in, or nothing for kinds that need no more than the row)."""
+
+    place: Any = None
+
+
 @dataclass
 class Accepted:
     """A row some window took: the row (with `TS`), the index of the
-    micro-batch it arrived in, the time windows it counts in (tumbling and
-    hopping), and the first window it counts in (landmark; 0 otherwise)."""
+    micro-batch it arrived in, and where it counts (`Admitted.place`)."""
 
     row: dict[str, Any]
     batch: int
-    windows: frozenset[int] = frozenset()
-    first_window: int = 0
-
-
-
-
-@dataclass(frozen=True)
-class Admission:
-    """Where an on-time row counts: the time windows it counts in (tumbling
-    and hopping; empty for the other kinds) and the first window it counts
-    in (landmark; 0 otherwise)."""
-
-    windows: frozenset[int] = frozenset()
-    first_window: int = 0
+    place: Any = None
 
 
 class StreamRules(Protocol):
     """What a window kind adds to the streaming oracle's shared steps
     (`wid.semantics.stream_oracle`), per closing key (the columns of
-    `Window.closing_columns`) with closing points C before and after the
-    batch (None: nothing closed yet)."""
+    `Window.closing_columns`) with closing points before and after the batch
+    (`wid.semantics.trigger.NOTHING_CLOSED` when nothing is closed). The
+    kind says which windows a row falls in and which windows a batch
+    touched; its trigger policy (`wid.semantics.trigger`) decides the rest."""
 
-    def admit(self, ts: int, closed: int | None) -> Admission | None:
+    def admit(self, ts: int, closed: int) -> Admitted | None:
         """Where a row at `ts` counts, judged against what was closed before
         its batch; None when it is late."""
         ...
 
-    def emit(self, key: Group, members: Sequence[Accepted], index: int, prev: int | None,
-             now: int | None) -> list[Emission]:
+    def emit(self, key: Group, members: Sequence[Accepted], index: int, prev: int, now: int) -> list[Emission]:
         """The emissions of one closing key's accepted rows after batch `index`."""
         ...
 
 
-__all__ = ["Accepted", "Admission", "BatchResult", "Emission", "Group", "LateRow", "MicroBatch", "Row", "StreamRules",
+__all__ = ["Accepted", "Admitted", "BatchResult", "Emission", "Group", "LateRow", "MicroBatch", "Row", "StreamRules",
            "TS"]

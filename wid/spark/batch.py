@@ -11,7 +11,7 @@ from pyspark.sql import DataFrame
 from wid.spark.execution import Execution, Planned
 from wid.spark.group_cap import enforce_group_cap
 from wid.spark.kinds import plan_of
-from wid.spark.plan_context import Ctx
+from wid.spark.plan_context import PlanContext
 from wid.spec.window import Window
 
 
@@ -21,7 +21,7 @@ def compile_batch(rows: DataFrame, window: Window, pipeline: str) -> Planned:
     `max_groups_per_window` enforced when the output is computed. The window
     bounds are TIMESTAMP (UTC instants); see `wid.spark.compile` for the
     wall-clock case."""
-    plan = plan_of(window).plan(Ctx(window, rows, pipeline))
+    plan = plan_of(window).plan(PlanContext(window, rows, pipeline))
     return Planned(enforce_group_cap(plan.output, window, pipeline), plan.execution)
 
 

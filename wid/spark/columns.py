@@ -17,11 +17,13 @@ from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 # re-exported for the plans: a source column, and Spark SQL's quoting
 from wid.spec.pipeline import CORRUPT as CORRUPT
 from wid.spec.sql_text import ident as ident
 from wid.spec.sql_text import sql_string as sql_string
+from wid.spec.window import Window
 
 PREFIX = "_wid_"
 TS = "_wid_ts"          # event time, epoch microseconds (long)
@@ -170,3 +172,11 @@ def as_wall_clock(df: DataFrame, names: tuple[str, ...], zone: str | None = None
     present = df.columns if columns is None else columns
     wall = {n: sql(timestamp_ntz_us(wall_us(n))) for n in names if n in present}
     return df.withColumns(wall) if wall else df  # Spark Connect refuses an empty map
+
+
+def wall_clock(df: DataFrame, window: Window) -> bool:
+    """True when `window`'s event time is a ``TIMESTAMP_NTZ`` column of
+    `df`: its bounds are then wall-clock times of that type."""
+    name = window.event_time_column
+    return (window.time_mode == "event" and window.event_time_unit == "timestamp" and name is not None
+            and name in df.columns and isinstance(df.schema[name].dataType, T.TimestampNTZType))

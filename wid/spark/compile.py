@@ -42,9 +42,10 @@ from pyspark.sql import Column, DataFrame
 
 from wid.errors import ConfigError
 from wid.semantics.sink_state import join_natural_key, natural_key
+from wid.semantics.trigger import check_stream
 from wid.spark import arrow_merge, real_time
 from wid.spark.batch import compile_batch
-from wid.spark.columns import PREFIX, REASON, as_wall_clock
+from wid.spark.columns import PREFIX, REASON, as_wall_clock, wall_clock
 from wid.spark.execution import BATCH, OPERATOR, Execution
 from wid.spark.join import FORM as BATCH_JOIN_FORM
 from wid.spark.join import WHY as BATCH_JOIN_WHY
@@ -65,7 +66,6 @@ from wid.spark.prepare import (
     numeric_window,
     prepare,
     punctuation_mark,
-    wall_clock,
 )
 from wid.spec.join import WindowJoin
 from wid.spec.window import Window
@@ -192,7 +192,7 @@ def compile_window(df: DataFrame | Mapping[str, DataFrame], window: Window, *, p
     prepared_by = {name: prepare(frame, window, files=files) for name, frame in sources.items()}
     prepared = _union(list(prepared_by.values()))
     planned = compile_batch(good_rows(prepared), numeric_window(prepared, window), pipeline)
-    output = as_wall_clock(planned.output, window.output_prefix[:2], window.time_zone) \
+    output = as_wall_clock(planned.output, window.output_prefix[:2], window.shape.time_zone) \
         if wall_clock(prepared, window) else planned.output
     how = planned.execution
     explained = Execution(BATCH, how.forms, how.why, how.notes + setting_notes(prepared))
@@ -217,7 +217,7 @@ def _window_on_operator(sources: dict[str, DataFrame], window: Window, pipeline:
                           WHY_OPERATOR, setting_notes(plan.rows))
     stream = StreamStage(plan.rows, lambda rows: windows_of(rows, window, wall, plan.columns),
                          lambda rows: dead_letters_of(rows, window, plan.columns),
-                         (lambda rows: retractions_of(rows, window, wall)) if window.definition.retracts else None,
+                         (lambda rows: retractions_of(rows, window, wall)) if window.shape.retracts else None,
                          cache_id, (lambda rows: changes_of(rows, window, wall, plan.columns)) if window.reemits else None)
     result = StageResult(windows, lambda: dead_letters_of(plan.rows, window, plan.columns), explained)
     return Compiled(result, None, natural_key(window, windows.columns), _punctuations(sources, _marks(window)), stream)
@@ -233,7 +233,12 @@ def compile_real_time(df: DataFrame, window: Window, *, source: str = "source") 
 
 def check_streamable(window: Window) -> None:
     """Raise ConfigError naming the field when `window` cannot run on a
-    stream: `max_groups_per_window` is mandatory (docs/semantics.md#completeness)."""
+    stream: what its trigger policy refuses there
+    (`wid.semantics.trigger.stream_problems`: an emit mode its kind has not,
+    reopen where no row can be late, ranks by order that do not follow the
+    event time), and without `max_groups_per_window`, mandatory
+    (docs/semantics.md#completeness)."""
+    check_stream(window)
     if window.max_groups_per_window is None:
         raise ConfigError("max_groups_per_window", "is mandatory on a stream (state must be bounded)",
                           "set max_groups_per_window to the most groups one window may hold")

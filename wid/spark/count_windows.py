@@ -32,9 +32,10 @@ from wid.spark import panes
 from wid.spark.columns import PANE, RANK, TS, WINDOW_ID, exact, long_range
 from wid.spark.execution import Execution, Planned, outline, planned
 from wid.spark.output import assemble, frame_values
-from wid.spark.plan_context import Ctx, holistic
+from wid.spark.plan_context import PlanContext, holistic
 from wid.spark.ranks import rank_order, with_rank
 from wid.spec.aggregation import Aggregation
+from wid.spec.kinds import CountWindows, shape_as
 from wid.spec.window import Window
 
 NP = "_wid_np"
@@ -44,10 +45,10 @@ ROW_FRAME_UP_TO = 16  # rows a window; the crossover is measured by `python -m b
 ROW_FRAME = "ranks + row frame (one window per row)"
 
 
-def count_windows(ctx: Ctx) -> Planned:
+def count_windows(ctx: PlanContext) -> Planned:
     """Tuple-based sliding windows over ranks."""
     w = ctx.window
-    size, hop = w.size_rows or 0, w.hop_rows_or_size
+    size, hop = w.size_rows or 0, shape_as(w, CountWindows).hop_rows_or_size
     part, keys = list(w.partition_by), list(w.key_columns)
     def label() -> Column:
         return F.concat(F.lit("count window "), F.col(WINDOW_ID).cast("string"), F.lit(f" for pipeline {ctx.pipeline}"))
@@ -83,7 +84,7 @@ def count_windows(ctx: Ctx) -> Planned:
 
 def row_frame(w: Window) -> bool:
     """Does each window of `w` take one row frame (module docstring)?"""
-    return w.hop_rows_or_size == 1 and not w.group_by and 1 < (w.size_rows or 0) <= ROW_FRAME_UP_TO
+    return shape_as(w, CountWindows).hop_rows_or_size == 1 and not w.group_by and 1 < (w.size_rows or 0) <= ROW_FRAME_UP_TO
 
 
 def in_frame_order(w: Window) -> tuple[str, ...]:
@@ -120,7 +121,7 @@ def outline_count(w: Window, setting: str) -> Execution:
     """How count windows run: ranks, then a ``groupBy`` (tumbling: hop =
     size), copies (holistic aggregations) or panes of ``gcd(size, hop)``
     rows merged under ``spark.wid.paneMerge`` = `setting`."""
-    size, hop = w.size_rows or 0, w.hop_rows_or_size
+    size, hop = w.size_rows or 0, shape_as(w, CountWindows).hop_rows_or_size
     notes = () if w.partition_by else ("no partition_by: ranks are counted in one partition",)
     whole = holistic(w)
     if hop == size:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 
+from wid.semantics.trigger import late_rows
 from wid.spark import real_time
 from wid.spark.arrow_merge import CONF as PANE_MERGE
 from wid.spark.batch import outline_batch
@@ -93,17 +94,18 @@ def warnings(spec: PipelineSpec | None, window: Window) -> list[str]:
     out = sink_warnings(spec) if spec is not None else []
     out += plan_of(window).warnings(window, spec.target.kind if spec is not None else None)
     streaming = spec is not None and spec.source.is_stream
+    late = streaming and late_rows(window)  # the window's trigger policy: can its rows be late at all?
     for a in window.aggregations:
         if a.agg == "count_distinct" and a.mode == "approximate":
             out.append(f"'{a.as_}' is approximate (HLL, about 0.81 % standard error); on the WID operator it is "
                        "counted exactly, keeping each group's distinct values")
-    if streaming and window.late_data == "reopen":
+    if late and window.late_data == "reopen":
         out.append(f"late rows reopen windows for allowed_lateness_ms = {window.allowed_lateness_ms}: a window "
                    "is written again, corrected (keyed sinks overwrite it; Parquet appends a second row)")
-    if streaming and window.definition.retracts and window.reemits:
+    if streaming and window.shape.retracts and window.reemits:
         out.append("sessions that merge or move their start are retracted from keyed sinks (deleted by natural "
                    "key); a Parquet sink keeps the stale rows")
-    if streaming and window.late_data == "drop":
+    if late and window.late_data == "drop":
         out.append(f"rows arriving after their window was emitted (lateness_ms = {window.lateness_ms}) are dropped; "
                    "they are counted (wid_late_rows_total), not stored")
     total, _ = state_bound(window)

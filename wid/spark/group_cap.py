@@ -34,7 +34,7 @@ def enforce_group_cap(out: DataFrame, window: Window, pipeline: str) -> DataFram
     """Fail loudly when a window holds more groups than
     `max_groups_per_window` (docs/semantics.md#completeness message format)."""
     cap = window.max_groups_per_window
-    if cap is None or window.definition.row_windows:  # a rolling row is its own window
+    if cap is None or window.shape.row_windows:  # a rolling row is its own window
         return out
     start, end = window.window_start_column, window.window_end_column
     per_window = F.count(F.lit(1)).over(W.partitionBy(start, end))

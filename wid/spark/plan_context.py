@@ -1,4 +1,4 @@
-"""The planning context every batch plan of a window kind reads (`Ctx`):
+"""The planning context every batch plan of a window kind reads (`PlanContext`):
 the window, its good rows, the pipeline's name for error messages, and the
 Spark forms of its aggregations."""
 
@@ -11,9 +11,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from wid.aggregates.spark import Inputs, SparkAgg, spark_agg
-from wid.spark.columns import TS
+from wid.spark.columns import TS, wall_clock
 from wid.spark.output import where_label
-from wid.spark.prepare import wall_clock
 from wid.spec.aggregation import Aggregation
 from wid.spec.window import Window
 
@@ -24,7 +23,7 @@ def holistic(window: Window) -> list[str]:
 
 
 @dataclass
-class Ctx:
+class PlanContext:
     """Planning context: the window, the good rows (with `TS`), the pipeline
     name used in error messages."""
 
@@ -36,7 +35,8 @@ class Ctx:
         """The Spark forms of the window's aggregations, then `extra` hidden
         ones; `where` makes the window's label for cap errors (`Inputs`)."""
         types = {f.name: f.dataType for f in self.rows.schema.fields}
-        tb = F.col(self.window.tie_breaker) if self.window.tie_breaker else None
+        tie_breaker = self.window.shape.tie_breaker
+        tb = F.col(tie_breaker) if tie_breaker else None
         inputs = Inputs(types=types, ts_us=F.col(TS), tie_breaker=tb, where=where)
         return [spark_agg(a, inputs) for a in (*self.window.aggregations, *extra)]
 
@@ -44,7 +44,7 @@ class Ctx:
         """`aggs`, whose cap errors name the window ``[start_us, end_us)``
         (epoch microseconds): as UTC instants, or as wall-clock times when
         the event time is a ``TIMESTAMP_NTZ`` read without a zone."""
-        wall = self.window.time_zone is None and wall_clock(self.rows, self.window)
+        wall = self.window.shape.time_zone is None and wall_clock(self.rows, self.window)
         return self.aggs(lambda: where_label(start_us, end_us, self.pipeline, wall=wall), extra)
 
     @property
@@ -53,4 +53,4 @@ class Ctx:
         return holistic(self.window)
 
 
-__all__ = ["Ctx", "holistic"]
+__all__ = ["PlanContext", "holistic"]

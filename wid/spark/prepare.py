@@ -33,6 +33,7 @@ from wid.errors import ConfigError
 from wid.semantics import reasons
 from wid.semantics.timeunits import MAX_US, MIN_US, US_PER_MS
 from wid.spark.columns import CORRUPT, PREFIX, REASON, TS, ident, sql_string, wall_clock_us
+from wid.spark.kinds import plan_of
 from wid.spark.source_files import with_source_file
 from wid.spec.inputs import window_columns
 from wid.spec.pipeline import KAFKA_VALUE
@@ -92,7 +93,7 @@ def event_time(df: DataFrame, window: Window) -> EventTime:
     ConfigError as `event_time_us`."""
     if window.time_mode == "processing":
         return EventTime(NOW_US)
-    found = event_time_us(df, window.event_time_column or "", window.event_time_unit, zone=window.time_zone)
+    found = event_time_us(df, window.event_time_column or "", window.event_time_unit, zone=window.shape.time_zone)
     guard_ms = window.future_guard_ms(df.isStreaming)
     if guard_ms is None:
         return found
@@ -140,14 +141,6 @@ def event_time_us(df: DataFrame, name: str, unit: str, field: str = "event_time_
     checks.append((f"({col} IS NOT NULL AND ({us} IS NULL OR {us} < {MIN_US}L OR {us} > {MAX_US}L))",
                    reasons.OUT_OF_RANGE))
     return EventTime(us, tuple(checks))
-
-
-def wall_clock(df: DataFrame, window: Window) -> bool:
-    """True when `window`'s event time is a ``TIMESTAMP_NTZ`` column of
-    `df`: its bounds are then wall-clock times of that type."""
-    name = window.event_time_column
-    return (window.time_mode == "event" and window.event_time_unit == "timestamp" and name is not None
-            and name in df.columns and isinstance(df.schema[name].dataType, T.TimestampNTZType))
 
 
 def punctuation_mark(predicate: str) -> Column:
@@ -204,8 +197,9 @@ def prepare(df: DataFrame, window: Window, *, files: bool = True) -> DataFrame:
     `REJECTED_FILE` (see `marked`). Reasons, first match
     wins: a malformed record (`malformed`), null event time, unparseable
     event time, event time out of range, event time in the future
-    (`event_time`), null key column (partition then group), null or
-    non-positive session gap, event time before the landmark, a value an
+    (`event_time`), null key column (partition then group), the kind's
+    own (a session's null or non-positive gap: `wid.spark.kinds`), event
+    time before the landmark, a value an
     aggregation reads as a number that is not one. Raises ConfigError for
     missing columns or an event-time type that does not fit
     `event_time_unit`."""
@@ -220,10 +214,8 @@ def prepare(df: DataFrame, window: Window, *, files: bool = True) -> DataFrame:
         checks.append((f"{ident(window.event_time_column or '')} IS NULL", reasons.NULL_EVENT_TIME))
     checks += ts.checks
     checks += [(f"{ident(c)} IS NULL", reasons.null_key(c)) for c in window.key_columns]
-    if window.gap_column:
-        gap = ident(window.gap_column)
-        checks.append((f"({gap} IS NULL OR {gap} <= 0)", reasons.bad_gap(window.gap_column)))
-    earliest = window.definition.earliest_ms(window)
+    checks += plan_of(window).bad_input(window)
+    earliest = window.shape.earliest_ms()
     if earliest is not None:
         checks.append((f"{us} < {earliest * 1000}L", reasons.BEFORE_LANDMARK))
     casts = numeric_casts(df, window)

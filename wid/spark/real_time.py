@@ -24,6 +24,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from wid.errors import ConfigError
+from wid.semantics.geometry import time_geometry
+from wid.semantics.windowing import Hopping
 from wid.spark.columns import REASON, TS
 from wid.spark.prepare import dead_letters, numeric_window, prepare
 from wid.spec.aggregation import Aggregation
@@ -87,8 +89,11 @@ def real_time_plan(df: DataFrame, window: Window, *, source: str = "source") -> 
     check_spark(df)
     prepared = prepare(df, window)
     counted = numeric_window(prepared, window)
-    hop = int(window.hop_ms or window.duration_ms or 0)  # a tumbling or hopping window has both set
-    spans = (f"{window.duration_ms} milliseconds", f"{hop} milliseconds", f"{(window.origin_ms or 0) % hop} milliseconds")
+    geo = time_geometry(window)  # a kind Spark's window() computes: fixed, epoch-aligned (wid.spec.real_time)
+    if not isinstance(geo, Hopping):
+        raise TypeError("real-time mode runs fixed windows only")  # refused at load (wid.spec.real_time.misfit)
+    ms = (geo.duration_us // 1000, geo.hop_us // 1000, (geo.origin_us // 1000) % (geo.hop_us // 1000))
+    spans = tuple(f"{v} milliseconds" for v in ms)
     good = (prepared.where(F.col(REASON).isNull()).withColumn(EVENT, F.timestamp_micros(F.col(TS)))
             .withWatermark(EVENT, f"{window.lateness_ms} milliseconds"))
     grouped = good.groupBy(F.window(EVENT, *spans).alias(SPARK_WINDOW), *window.group_by).agg(

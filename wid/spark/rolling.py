@@ -37,13 +37,13 @@ from wid.spark.compat import arrow_schema
 from wid.spark.execution import Execution, Planned, outline, planned
 from wid.spark.output import frame_values
 from wid.spark.panes import by_key
-from wid.spark.plan_context import Ctx
+from wid.spark.plan_context import PlanContext
 from wid.spark.ranks import with_rank
 from wid.spark.shipping import ship
 from wid.spec.window import Window
 
 
-def rolling(ctx: Ctx) -> Planned:
+def rolling(ctx: PlanContext) -> Planned:
     """Range frames over each group's rows ordered by event time."""
     w = ctx.window
     inputs = [c for c in ctx.rows.columns if not c.startswith(PREFIX)]
@@ -87,7 +87,7 @@ def outline_rolling(w: Window, setting: str) -> Execution:
     return outline((PREFIX_FORM, RANGE_FORM), PREFIX_WHY, where_one)
 
 
-def _vector_ready(ctx: Ctx) -> bool:
+def _vector_ready(ctx: PlanContext) -> bool:
     """Can every aggregation run in `wid.kernels.rolling_merge`?"""
     types = {f.name: f.dataType for f in ctx.rows.schema.fields}
     for agg in ctx.window.aggregations:
@@ -99,7 +99,7 @@ def _vector_ready(ctx: Ctx) -> bool:
     return enabled(ctx.rows)
 
 
-def _prefix_sums(ctx: Ctx, rows: DataFrame, schema: T.StructType) -> DataFrame | None:
+def _prefix_sums(ctx: PlanContext, rows: DataFrame, schema: T.StructType) -> DataFrame | None:
     """`rows` with their rolling aggregates by `wid.kernels.rolling_merge`, in
     `schema` (the range frame's output, plus `TS` and, with every_rows, the
     rank), or None when an aggregation cannot run there."""

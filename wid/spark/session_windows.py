@@ -27,7 +27,7 @@ from wid.spark import arrow_merge, panes
 from wid.spark.columns import PANE, TS, WINDOW_ID, field, lit_long
 from wid.spark.execution import Execution, Planned, outline, planned
 from wid.spark.output import assemble
-from wid.spark.plan_context import Ctx
+from wid.spark.plan_context import PlanContext
 from wid.spec.window import Window
 
 END = "_wid_end"
@@ -48,7 +48,7 @@ def outline_sessions(w: Window, setting: str) -> Execution:
     return outline((FUSED_FORM, SORTED_FORM) if fused_first else (SORTED_FORM,), WHY, notes)
 
 
-def sessions(ctx: Ctx) -> Planned:
+def sessions(ctx: PlanContext) -> Planned:
     """Session windows with a fixed `gap_ms` or a per-row `gap_column` (ms)."""
     w = ctx.window
     notes = outline_sessions(w, "auto").notes
@@ -58,7 +58,7 @@ def sessions(ctx: Ctx) -> Planned:
     return planned(sorted_form(ctx), SORTED_FORM, WHY, notes)
 
 
-def sorted_form(ctx: Ctx) -> DataFrame:
+def sorted_form(ctx: PlanContext) -> DataFrame:
     """The Spark form (module docstring): running session ids over one sort
     per group, then ``groupBy``."""
     w = ctx.window
@@ -79,7 +79,7 @@ def sorted_form(ctx: Ctx) -> DataFrame:
     return assemble(grouped, w, start_us, end_us, values=panes.finished(aggs, "p"))
 
 
-def fused(ctx: Ctx) -> DataFrame | None:
+def fused(ctx: PlanContext) -> DataFrame | None:
     """The fused form (module docstring), or None when a field cannot merge
     in NumPy (`arrow_merge.fused`)."""
     w = ctx.window

@@ -29,7 +29,7 @@ from wid.spark import pane_plan, panes
 from wid.spark.columns import PANE, TS, WINDOW_ID, Exact, exact, ident, long_range, sql
 from wid.spark.execution import Execution, Planned, outline, planned
 from wid.spark.output import assemble
-from wid.spark.plan_context import Ctx, holistic
+from wid.spark.plan_context import PlanContext, holistic
 from wid.spec.window import Window
 
 # A row in at most this many windows is copied into them. Measured on 1M and
@@ -65,7 +65,7 @@ def existing(df: DataFrame, geo: TimeGeometry | LandmarkGeometry) -> DataFrame:
     return df.where(geo.exists(exact(WINDOW_ID)).col) if geo.has_gaps else df
 
 
-def tumbling(ctx: Ctx) -> Planned:
+def tumbling(ctx: PlanContext) -> Planned:
     """Bucket then ``groupBy``: the whole plan is one hash aggregation,
     grouped by the window id (one long), then the bounds computed from it.
     Grouping by the bounds instead (two timestamps, as Spark's ``window()``
@@ -137,7 +137,7 @@ def outline_landmark(w: Window, setting: str) -> Execution:
                    "landmark windows are prefixes of their period", pane_plan.outline_notes(setting))
 
 
-def hopping(ctx: Ctx) -> Planned:
+def hopping(ctx: PlanContext) -> Planned:
     """Panes merged into windows, or the copy form (`hopping_shape`)."""
     w = ctx.window
     geo = time_geometry(w)
@@ -162,7 +162,7 @@ def hopping(ctx: Ctx) -> Planned:
                    f"panes of {pane_text(geo)} + {how}", why, (f"pane plan: {choice.why}",))
 
 
-def landmark(ctx: Ctx) -> Planned:
+def landmark(ctx: PlanContext) -> Planned:
     """Cumulative windows from `landmark_ms`: without `max_duration_ms`, up
     to the window holding the latest event time of the input (the windows
     are unbounded); with it (Flink's CUMULATE), up to the end of each row's

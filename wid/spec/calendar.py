@@ -29,19 +29,36 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from math import gcd
-from typing import TYPE_CHECKING
+from typing import Any, ClassVar, Literal
 from zoneinfo import ZoneInfo
 
 from wid.errors import ConfigError
+from wid.spec.field_rules import identifier, text
 from wid.spec.zones import check_zone, clock_misfit, first_instant_of, offset_at
-
-if TYPE_CHECKING:
-    from wid.spec.window import Window
 
 DAY_MS = 86_400_000
 WEEK_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+WeekDay = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 CALENDAR_FIELDS = ("time_zone", "week_start", "window_label_column")  # the fields every calendar kind takes
 MONTH_FIELDS = {"duration_ms": "duration_months", "hop_ms": "hop_months", "max_duration_ms": "max_duration_months"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class OnCalendar:
+    """The parameters of a kind whose windows may sit on a calendar
+    (tumbling, hopping, landmark): a shape's mixin (`wid.spec.kinds.base.Shape`)."""
+
+    kind: ClassVar[str]
+    fields: ClassVar[tuple[str, ...]]
+
+    time_zone: str | None = text(doc="An IANA zone (`America/New_York`): whole days are its local days (23 or 25 "
+                                 "hours at a daylight-saving change), months its local months, other durations "
+                                 "align on its local clock. Default: none (fixed durations on the epoch; months "
+                                 "in UTC).")
+    week_start: WeekDay = text("monday", "The first day of a week for hops of whole weeks: `monday` (ISO 8601, "
+                                         "the default) to `sunday`.")
+    window_label_column: str | None = identifier(doc="Adds a column of that name with each window's local name: "
+                                                     "`2013-03-10`, `2013-W10`, `2013-03`, `2013-Q1`, `2013`.")
 
 
 @dataclass(frozen=True)
@@ -82,7 +99,7 @@ class Calendar:
         return self.hop.count if self.duration is None else gcd(self.duration.count, self.hop.count)
 
 
-def _span(w: Window, field: str, zoned: bool) -> Span | None:
+def _span(w: Any, field: str, zoned: bool) -> Span | None:
     """The span of `field` (an ``*_ms`` field, or its months twin)."""
     months = getattr(w, MONTH_FIELDS[field])
     ms = getattr(w, field)
@@ -96,14 +113,17 @@ def _span(w: Window, field: str, zoned: bool) -> Span | None:
     return Span(ms // DAY_MS, "day", field) if zoned and ms % DAY_MS == 0 else Span(ms, "ms", field)
 
 
-def calendar_of(w: Window) -> Calendar | None:
-    """`w`'s calendar, or None for fixed windows (no `time_zone`, no months).
-    Raises ConfigError, naming the fields, for spans the calendar cannot
-    hold together (see the module docstring)."""
-    if w.time_zone is None and all(getattr(w, m) is None for m in MONTH_FIELDS.values()):
+def calendar_of(w: Any) -> Calendar | None:
+    """The calendar of `w` (a Window, or its kind's shape: `wid.spec.kinds.base.Shape`),
+    or None for fixed windows (no `time_zone`, no months). Raises
+    ConfigError, naming the fields, for spans the calendar cannot hold
+    together (see the module docstring)."""
+    w = getattr(w, "shape", w)  # a Window: its shape's calendar
+    if not isinstance(w, OnCalendar) or (
+            w.time_zone is None and all(getattr(w, m, None) is None for m in MONTH_FIELDS.values())):
         return None
     zone = w.time_zone or "UTC"
-    spans = {f: _span(w, f, True) for f in MONTH_FIELDS if f in w.definition.fields}
+    spans = {f: _span(w, f, True) for f in MONTH_FIELDS if f in w.fields}
     hop = spans.get("hop_ms") or spans.get("duration_ms")  # a tumbling window hops by its duration
     if hop is None:
         raise ConfigError("hop_ms" if "hop_ms" in spans else "duration_ms", f"kind = '{w.kind}' requires a duration")
@@ -138,7 +158,7 @@ def _why(short: Span, long: Span) -> str:
     return "a local day is 23 to 25 hours long at a daylight-saving change"
 
 
-def require_span(w: Window, field: str) -> None:
+def require_span(w: Any, field: str) -> None:
     """`w` sets the ``*_ms`` `field` or its months twin (not both); ConfigError naming it."""
     months = MONTH_FIELDS[field]
     if getattr(w, field) is None and getattr(w, months) is None:
@@ -147,12 +167,11 @@ def require_span(w: Window, field: str) -> None:
         raise ConfigError(months, f"{field} and {months} are both set", "keep one of them")
 
 
-def check_calendar(w: Window) -> None:
-    """The rules of calendar windows (module docstring); ConfigError naming the field."""
+def check_calendar(w: OnCalendar) -> None:
+    """The rules of calendar windows (module docstring) for shape `w`;
+    ConfigError naming the field."""
     if w.time_zone is not None:
         check_zone(w.time_zone)
-    if w.week_start not in WEEK_DAYS:
-        raise ConfigError("week_start", f"must be one of {', '.join(WEEK_DAYS)}; got {w.week_start!r}")
     cal = calendar_of(w)
     if cal is None:
         for name, why in (("week_start", "weeks align on the epoch without a time_zone"),
@@ -160,15 +179,16 @@ def check_calendar(w: Window) -> None:
             if getattr(w, name) != ("monday" if name == "week_start" else None):
                 raise ConfigError(name, f"needs a time_zone ({why})", 'set time_zone, e.g. time_zone = "UTC"')
         return
-    if w.origin_ms:
+    if getattr(w, "origin_ms", 0):
         raise ConfigError("origin_ms", "calendar windows align on the local calendar, not on an origin",
                           "remove origin_ms")
     if w.week_start != "monday" and not cal.weekly:
         raise ConfigError("week_start", "is only used by windows whose hop is whole weeks", "remove week_start")
     if cal.family == "clock" and w.time_zone is not None:
         _check_clock(w.time_zone, cal)
-    if w.landmark_ms is not None:
-        _check_landmark(w, cal)
+    landmark: int | None = getattr(w, "landmark_ms", None)  # a landmark window's
+    if landmark is not None:
+        _check_landmark(landmark, cal)
 
 
 def _check_clock(zone: str, cal: Calendar) -> None:
@@ -181,10 +201,10 @@ def _check_clock(zone: str, cal: Calendar) -> None:
                           "whole days, or no time_zone (UTC)")
 
 
-def _check_landmark(w: Window, cal: Calendar) -> None:
+def _check_landmark(landmark_ms: int, cal: Calendar) -> None:
     """The landmark is the first instant of a unit of the period (or of the
     hop, without one; a clock landmark: of the hop) in the zone."""
-    us = (w.landmark_ms or 0) * 1000
+    us = landmark_ms * 1000
     unit = "ms" if cal.family == "clock" else (cal.period or cal.hop).unit
     if unit == "ms":
         aligned = (us + offset_at(cal.zone, us)) % (cal.hop.count * 1000) == 0
@@ -198,5 +218,5 @@ def _check_landmark(w: Window, cal: Calendar) -> None:
                           "their periods there)", 'write it with its offset, e.g. landmark = "2013-03-01T00:00:00-05:00"')
 
 
-__all__ = ["CALENDAR_FIELDS", "Calendar", "DAY_MS", "MONTH_FIELDS", "Span", "WEEK_DAYS", "calendar_of",
-           "check_calendar", "require_span"]
+__all__ = ["CALENDAR_FIELDS", "Calendar", "DAY_MS", "MONTH_FIELDS", "OnCalendar", "Span", "WEEK_DAYS", "WeekDay",
+           "calendar_of", "check_calendar", "require_span"]

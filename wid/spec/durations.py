@@ -10,7 +10,9 @@ it names an offset, or a TOML date-time). One of the two keys, never both.
 In Python the ``*_ms`` fields also take a `datetime.timedelta` (an instant:
 a `datetime.datetime`), as Quix Streams' ``duration_ms`` does, and text as
 TOML writes it, under the same key without ``_ms``:
-``Window(duration="5 minutes")`` (`text_keys`).
+``Window(duration="5 minutes")`` (`text_keys`). A bare number there is
+refused: its unit would be a guess (write ``duration_ms=300`` or
+``duration="300 ms"``).
 
 Units: ``microsecond``, ``millisecond`` (``ms``), ``second`` (``s``),
 ``minute`` (``min``), ``hour`` (``h``), ``day`` (``d``), ``week``, singular
@@ -119,16 +121,20 @@ def as_ms(value: object, field: str) -> object:
 def written_value(field: str, value: object, path: str) -> int | None:
     """The milliseconds of TOML key `field` without its ``_ms`` (``duration =
     "1 hour"``), for the ``*_ms`` field `field`; None for `OFF` where the
-    field takes it (`SWITCHABLE`)."""
+    field takes it (`SWITCHABLE`). Raises ConfigError naming `path` for a
+    bare number (its unit would be a guess), with both ways to write it."""
     if field in SWITCHABLE and isinstance(value, str) and value.strip().lower() == OFF:
         return None
     if field in INSTANTS:
         if not isinstance(value, str | datetime):
-            raise ConfigError(path, f"must be a timestamp, got {value!r}")
+            raise ConfigError(path, f"must be a timestamp, got {value!r}",
+                              f'write {field}={value!r} (epoch ms) or {field[:-3]}="2024-05-01 00:00:00"',
+                              f'write {field} = {value!r} (epoch ms) or {field[:-3]} = "2024-05-01 00:00:00"')
         return parse_instant_ms(value, path)
     if not isinstance(value, str):
-        raise ConfigError(path, f"must be a duration as text, got {value!r}",
-                          f'e.g. "10 minutes", or give {field} in milliseconds')
+        raise ConfigError(path, f"takes a duration as text, got {value!r}",
+                          f'write {field}={value!r} or {field[:-3]}="{value} ms"',
+                          f'write {field} = {value!r} or {field[:-3]} = "{value} ms"')
     return parse_duration_ms(value, path)
 
 
@@ -159,36 +165,53 @@ def written_field(field: str, value: object, path: str) -> tuple[str, int | None
 
 
 
+def read_text_key(key: str, value: object, path: str | None = None) -> tuple[str, object, bool]:
+    """What key `key` (an ``*_ms`` field's name without ``_ms``) given
+    `value` sets: (the field, its value, whether the value is text to keep
+    as written). Text as `written_field` reads it (months go to the months
+    twin); a `timedelta` (an instant field: a `datetime`) to the ``*_ms``
+    field as is; None leaves the field unset. Raises ConfigError naming
+    `path` (default `key`) for a bare number, with both ways to write it."""
+    name = f"{key}_ms"
+    if value is None:
+        return name, None, False
+    if isinstance(value, timedelta) and name not in INSTANTS:
+        return name, value, False
+    if isinstance(value, str) or (isinstance(value, datetime) and name in INSTANTS):
+        field, parsed = written_field(name, value, path or key)
+        return field, parsed, True
+    written_value(name, value, path or key)  # raises: a bare number, or an instant that is not one
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def text_keys(init: Callable[..., None]) -> Callable[..., None]:
     """`init` (a dataclass's ``__init__``) taking each ``*_ms`` field also
-    under its name without ``_ms``, as TOML does: text (``duration="5
-    minutes"``, `written_value`; ``duration="1 month"`` goes to the months
-    twin, `written_field`; an instant: a timestamp), or a
-    `timedelta`. The object keeps the text as written (`written`), so that
-    a TOML dump writes it back so. Raises ConfigError naming the key when
-    both are given (an ``*_ms`` None counts as not given) or the text does
-    not read."""
+    under its name without ``_ms``, as TOML does (`read_text_key`): text
+    (``duration="5 minutes"``; ``duration="1 month"`` goes to the months
+    twin), or a `timedelta` (an instant: a `datetime`). The object keeps
+    the text as written (`text_forms`), so that a TOML dump writes it back
+    so. Raises ConfigError naming the key when both are given (an ``*_ms``
+    None counts as not given), when the text does not read, or for a bare
+    number."""
     names = set(inspect.signature(init).parameters)
 
     @functools.wraps(init)
     def __init__(self: object, *args: Any, **kwargs: Any) -> None:
-        written = []
+        forms = []
         for key in [k for k in kwargs if k not in names and f"{k}_ms" in names]:
             value = kwargs.pop(key)
             for twin in (f"{key}_ms", f"{key}_months"):
                 if kwargs.get(twin) is not None:
                     raise ConfigError(key, f"is given twice, as {key} and {twin}", "keep one of them")
-            name = f"{key}_ms"
-            if isinstance(value, str):
-                written.append((key, value))
-                name, value = written_field(name, value, key)
-            kwargs[name] = value
+            name, parsed, keep = read_text_key(key, value)
+            if keep:
+                forms.append((key, value))
+            kwargs[name] = parsed
         init(self, *args, **kwargs)
-        if written:
-            object.__setattr__(self, "written", tuple(written))
+        if forms:
+            object.__setattr__(self, "text_forms", tuple(forms))
     return __init__
 
 
-
 __all__ = ["INSTANTS", "MONTHS", "MS_PER_UNIT", "OFF", "SWITCHABLE", "as_ms", "parse_duration_ms", "parse_instant_ms",
-           "parse_months", "text_keys", "written_field", "written_value"]
+           "parse_months", "read_text_key", "text_keys", "written_field", "written_value"]

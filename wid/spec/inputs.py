@@ -36,7 +36,6 @@ from wid.spec.pipeline import (
 from wid.spec.window import Window
 
 Wanted = list[tuple[str, str]]  # (field, column)
-_ROLES = ("event_time_column", "gap_column", "order_by", "tie_breaker")
 # The columns a reader adds: Kafka's message columns (wid.io.kafka), the rate source's
 _ADDED = {"kafka": (KAFKA_EVENT_TIME, KAFKA_TOPIC, KAFKA_PARTITION, "_offset", "_key", KAFKA_VALUE),
           "rate": ("timestamp", "value"), "rate-micro-batch": ("timestamp", "value")}
@@ -45,10 +44,11 @@ FILE_FORMATS = ("csv", "json", "parquet")
 
 def window_columns(window: Window) -> Wanted:
     """The input columns `window` reads, each with its field: the event
-    time, session gap and ordering columns, `partition_by`, `group_by`,
-    then each aggregation's columns, in that order."""
-    wanted = [(role, getattr(window, role)) for role in _ROLES if getattr(window, role)]
-    wanted += [("partition_by", c) for c in window.partition_by] + [("group_by", c) for c in window.group_by]
+    time, the columns its kind's parameters name (a session's gap, ranks'
+    order, `partition_by`), `group_by`, then each aggregation's columns, in
+    that order."""
+    wanted = [("event_time_column", window.event_time_column)] if window.event_time_column else []
+    wanted += window.shape.columns() + [("group_by", c) for c in window.group_by]
     for i, agg in enumerate(window.aggregations):
         wanted += [(f"aggregations[{i}].column", c) for c in agg.columns]
     return wanted

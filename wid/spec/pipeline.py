@@ -240,7 +240,7 @@ class SinkSpec:
     bootstrap_servers: str | None = None
     options_env: dict[str, str] = field(default_factory=dict)
     delivery: str = AT_LEAST_ONCE
-    written: tuple[tuple[str, object], ...] = field(default=(), init=False, compare=False, repr=False)  # as in Window
+    text_forms: tuple[tuple[str, object], ...] = field(default=(), init=False, compare=False, repr=False)  # as in Window
 
     def __post_init__(self) -> None:
         for name in ("retry_backoff_ms", "lock_timeout_ms", "statement_timeout_ms"):
@@ -427,8 +427,8 @@ class PipelineSpec:
         if self.stream.trigger == REAL_TIME:
             check_real_time(self.target.delivery, self.dead_letter.delivery)
         if self.target.kind in SQL_SINKS:  # group columns become the table's columns
-            for role in ("partition_by", "group_by"):
-                for i, col in enumerate(getattr(self.window, role)):
+            for role, names in (("partition_by", self.window.shape.partition_by), ("group_by", self.window.group_by)):
+                for i, col in enumerate(names):
                     check_identifier(f"transform.window.{role}[{i}]", col,
                                      "rename the column in a [transform] sql pre-stage (SELECT `a b` AS a_b ...)")
 

@@ -11,7 +11,8 @@ only: no ``foreachBatch``, no Python UDFs, no ``transformWithState``. So the
 WID operator cannot run there, and a Window fits when Spark's aggregation
 gives it:
 
-- tumbling or hopping windows (Spark's ``window()``);
+- tumbling or hopping windows (Spark's ``window()``: a kind whose shape
+  says `in_spark_window`);
 - one Kafka source, a Kafka target and a Kafka dead letter;
 - ``late_data = "drop"`` (Spark drops rows behind its watermark; it cannot
   send them anywhere or reopen a window), no punctuation, no
@@ -35,7 +36,6 @@ from wid.spec.window import Window
 TRIGGER = "real-time"
 REAL_TIME_BATCH = "5 minutes"  # how often a real-time query checkpoints (Spark's default)
 AGGS = ("count", "sum", "min", "max", "avg")
-KINDS = ("tumbling", "hopping")
 FORM = "Spark real-time mode: withWatermark + groupBy(window()) in update mode, Kafka to Kafka"
 
 
@@ -44,7 +44,7 @@ def misfit(w: Window, source_formats: Sequence[str], target_kind: str, dead_lett
     its target's and dead letter's kinds) that real-time mode cannot
     honour, and why; None when it fits (see the module docstring)."""
     checks = [
-        ("transform.window.kind", w.kind not in KINDS,
+        ("transform.window.kind", not w.shape.in_spark_window,
          f"kind = {w.kind!r}: real-time mode runs Spark's window() aggregation, which has tumbling and hopping "
          "windows only"),
         ("source", list(source_formats) != ["kafka"], "real-time mode reads one Kafka source"),
@@ -68,4 +68,4 @@ def misfit(w: Window, source_formats: Sequence[str], target_kind: str, dead_lett
     return next(((name, why) for name, bad, why in checks if bad), None)
 
 
-__all__ = ["AGGS", "FORM", "KINDS", "REAL_TIME_BATCH", "TRIGGER", "misfit"]
+__all__ = ["AGGS", "FORM", "REAL_TIME_BATCH", "TRIGGER", "misfit"]

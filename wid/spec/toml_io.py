@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import difflib
 import tomllib
+from collections.abc import Iterable
 from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ from wid.errors import ConfigError
 from wid.spec.aggregation import Aggregation
 from wid.spec.durations import OFF, written_field
 from wid.spec.join import ColumnMetric, JoinStage, WindowJoin
+from wid.spec.parameters import known_names
 from wid.spec.pipeline import (
     KAFKA_EVENT_TIME,
     JoinPipelineSpec,
@@ -77,7 +79,7 @@ def build(cls: type, table: object, path: str, nested: dict[str, Any] | None = N
     """Construct `cls` from a TOML table, refusing unknown keys and
     re-raising validation errors with the full field path. A ``*_ms`` field
     may come as text under its key without the suffix
-    (`wid.spec.durations`); the object keeps what was written (`written`)."""
+    (`wid.spec.durations`); the object keeps what was written (`text_forms`)."""
     if not isinstance(table, dict):
         raise ConfigError(path, f"must be a table, got {table!r}")
     keys = _keys(cls)
@@ -92,27 +94,38 @@ def build(cls: type, table: object, path: str, nested: dict[str, Any] | None = N
             kwargs[name] = parsed
             written.append((key, value))
             continue
-        if key.endswith("_ms") and key in keys and isinstance(value, str):  # text goes under the key without _ms
-            raise ConfigError(f"{path}.{key}", f"must be a whole number of milliseconds, got {value!r}",
-                              f'give the text as {key[:-3]} = "{value}"')
-        if key not in keys:
-            close = difflib.get_close_matches(key, [*keys, *_texts(keys)], n=1)
-            raise ConfigError(f"{path}.{key}", "unknown key",
-                              f"did you mean '{close[0]}'?" if close else "remove it")
+        _check_key(key, value, list(keys), path)
         kwargs[keys[key]] = value
     kwargs.update(nested or {})
+    obj = _made(lambda: cls(**kwargs), path)
+    if written:
+        object.__setattr__(obj, "text_forms", tuple(written))
+    return obj
+
+
+def _check_key(key: str, value: object, keys: list[str], path: str) -> None:
+    """Refuse text in a milliseconds key (it goes under the key without
+    ``_ms``) and an unknown key, with the closest of `keys` (and their
+    text forms)."""
+    if key.endswith("_ms") and key in keys and isinstance(value, str):
+        raise ConfigError(f"{path}.{key}", f"must be a whole number of milliseconds, got {value!r}",
+                          f'give the text as {key[:-3]} = "{value}"')
+    if key not in keys:
+        close = difflib.get_close_matches(key, [*keys, *_texts(keys)], n=1)
+        raise ConfigError(f"{path}.{key}", "unknown key", f"did you mean '{close[0]}'?" if close else "remove it")
+
+
+def _made(make: Any, path: str) -> Any:
+    """`make()`, its ConfigError or TypeError as a ConfigError at `path`."""
     try:
-        obj = cls(**kwargs)
+        return make()
     except ConfigError as err:
         raise err.at(path) from None
     except TypeError as err:
         raise ConfigError(path, str(err)) from None
-    if written:
-        object.__setattr__(obj, "written", tuple(written))
-    return obj
 
 
-def _texts(keys: dict[str, str]) -> list[str]:
+def _texts(keys: Iterable[str]) -> list[str]:
     """The keys without ``_ms`` that take a duration or instant as text."""
     return [k[:-3] for k in keys if k.endswith("_ms")]
 
@@ -133,7 +146,7 @@ def _dump(obj: Any) -> dict[str, Any]:
         if value == default or value is None:
             continue
         out[renames.get(f.name, f.name)] = list(value) if isinstance(value, tuple) else value
-    for key, text in getattr(obj, "written", ()):  # as the TOML wrote it: duration = "1 hour"
+    for key, text in getattr(obj, "text_forms", ()):  # as the TOML wrote it: duration = "1 hour"
         out.pop(f"{key}_ms", None)
         out.pop(f"{key}_months", None)
         out[key] = text
@@ -154,12 +167,18 @@ def window_from_table(table: object, path: str = "transform.window") -> Window:
     nested: dict[str, Any] = {"aggregations": aggs}
     if "punctuation" in table:
         nested["punctuation"] = build(Punctuation, table.pop("punctuation"), f"{path}.punctuation")
-    return build(Window, table, path, nested)  # type: ignore[no-any-return]
+    known = [k for k in known_names() if k != "shape"]
+    for key, value in table.items():
+        _check_key(key, value, known, path)
+    window: Window = _made(lambda: Window(**table, **nested), path)
+    return window
 
 
 def window_to_table(window: Window) -> dict[str, Any]:
-    """The ``[transform.window]`` table of `window` (defaults left out)."""
-    table = _dump(window)
+    """The ``[transform.window]`` table of `window` (defaults left out): its
+    shape's table (``kind`` and the kind's parameters), then the rest."""
+    table = {**window.shape.table(), **_dump(window)}
+    table.pop("shape", None)
     table.pop("aggregations", None)
     table.pop("punctuation", None)
     if window.punctuation is not None:

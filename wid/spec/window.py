@@ -10,35 +10,31 @@ half-open, ``[start, end)``, aligned to the epoch plus `origin_ms`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from wid.errors import ConfigError
 from wid.spec.aggregation import Aggregation
-from wid.spec.durations import as_ms, text_keys
-from wid.spec.kinds import KIND_FIELDS, NAMES, Kind, kinds_taking
-from wid.spec.kinds import KINDS as DEFINITIONS
+from wid.spec.durations import as_ms
+from wid.spec.field_rules import check_fields, column, columns, not_negative, positive, text
+from wid.spec.kinds import KINDS, Shape
 from wid.spec.names import check_identifier, check_name, check_names
+from wid.spec.parameters import (
+    constructor_params,
+    constructor_signature,
+    register_window,
+    route,
+    window_signature,
+)
 
-WindowKind = Literal["tumbling", "hopping", "session", "count", "rolling", "landmark"]
-KINDS: tuple[str, ...] = NAMES  # in wid.spec.kinds, one definition each
+WindowKind = str  # a kind's name: TOML's `kind`, a key of `wid.spec.kinds.KINDS`
 # How far ahead of the processing time an event time may lie before its row is bad input ("event time in the
 # future"): a clock error or a unit mistake one row deep would otherwise move the watermark past every later row.
 # The default guards streams only: a batch has no watermark to move, and keeps future rows as Spark's window() does.
 DEFAULT_MAX_FUTURE_MS = 86_400_000
 STREAMS_DEFAULT: Literal["streams default"] = "streams default"  # max_future_ms unset: one day on a stream, off in batch
 FINAL_COLUMN = "is_final"  # with emit = "on_update", says whether a row is the window's final value
-_CHOICES: dict[str, tuple[str, ...]] = {
-    "event_time_unit": ("timestamp", "ms", "us"),
-    "time_mode": ("event", "processing"),
-    "late_data": ("drop", "dlq", "reopen"),
-    "late_mode": ("generous", "consistent"),
-    "emit": ("on_close", "on_update"),
-    "on_state_cap": ("fail",),
-    "crash_recovery": ("checkpoint", "none"),
-    "rank_by": ("order", "arrival"),
-}
 
 
 @dataclass(frozen=True)
@@ -66,12 +62,27 @@ class Punctuation:
             check_name("time_column", self.time_column)
 
 
-@dataclass(frozen=True)
-class Window:
-    """A window specification: kind, extent parameters, groups, aggregations,
-    completeness and late-data policy.
+class _WindowType(type):
+    """`Window`'s class: its per-kind constructors (``Window.tumbling(...)``),
+    one per registered kind, named by the kind (`Shape.constructor`)."""
 
-    Kinds and their parameters (docs/semantics.md#window-kinds):
+    def __getattr__(cls, name: str) -> Callable[..., Window]:
+        for shape in KINDS.values():
+            if shape.constructor == name and not name.startswith("_"):
+                return _constructor(shape)
+        raise AttributeError(f"type object 'Window' has no attribute {name!r}")
+
+    def __dir__(cls) -> list[str]:
+        return sorted({*super().__dir__(), *(shape.constructor for shape in KINDS.values())})
+
+
+@dataclass(frozen=True, init=False)
+class Window(metaclass=_WindowType):
+    """A window specification: its kind's parameters (its `shape`), groups,
+    aggregations, completeness and late-data policy.
+
+    Kinds and their parameters (docs/semantics.md#window-kinds; each kind's
+    shape in `wid.spec.kinds`):
 
     - ``tumbling``: `duration_ms`; window w is ``[o + w*d, o + (w+1)*d)``.
     - ``hopping``: `duration_ms`, `hop_ms` (<= duration); window w is
@@ -93,6 +104,10 @@ class Window:
       ``[period start, L + (w+1)*h)``.
 
     Where o is `origin_ms`, d `duration_ms`, h `hop_ms`, L `landmark_ms`.
+    A window is written ``Window(kind="tumbling", duration_ms=...)``, with
+    its kind's constructor ``Window.tumbling(duration="5 minutes", ...)``,
+    or with a shape ``Window(shape=TumblingWindows(...), ...)``. A kind's
+    parameter reads off the window too (``window.duration_ms``).
 
     Calendar windows (tumbling, hopping, landmark; `wid.spec.calendar`):
     `time_zone` (an IANA name; default none: fixed durations aligned on the
@@ -132,167 +147,90 @@ class Window:
     `max_groups_per_window` (mandatory in streaming) and `on_state_cap`.
 
     Raises `wid.errors.ConfigError` at construction, naming the field and
-    the fix, for any invalid or contradictory setting.
+    the fix, for any invalid or contradictory setting, and for a parameter
+    no kind takes (with the closest one).
     """
 
-    kind: WindowKind
+    shape: Shape
     aggregations: tuple[Aggregation, ...] = ()
-    event_time_column: str | None = None
+    event_time_column: str | None = column()
     event_time_unit: Literal["timestamp", "ms", "us"] = "timestamp"
     time_mode: Literal["event", "processing"] = "event"
-    duration_ms: int | None = None
-    hop_ms: int | None = None
-    origin_ms: int = 0
-    gap_ms: int | None = None
-    gap_column: str | None = None
-    size_rows: int | None = None
-    hop_rows: int | None = None
-    every_rows: int | None = None
-    landmark_ms: int | None = None
-    max_duration_ms: int | None = None
-    duration_months: int | None = None
-    hop_months: int | None = None
-    max_duration_months: int | None = None
-    time_zone: str | None = None
-    week_start: str = "monday"
-    group_by: tuple[str, ...] = ()
-    partition_by: tuple[str, ...] = ()
-    order_by: str | None = None
-    tie_breaker: str | None = None
-    lateness_ms: int = 0
-    source_idleness_ms: int | None = None
-    max_future_ms: int | Literal["streams default"] | None = STREAMS_DEFAULT
+    group_by: tuple[str, ...] = columns("Group columns: one output row per window and group.")
+    lateness_ms: int = not_negative(0)
+    source_idleness_ms: int | None = positive()
+    # unset (STREAMS_DEFAULT): one day on a stream, no guard in batch (`future_guard_ms`); None: no guard
+    max_future_ms: int | str | None = positive(STREAMS_DEFAULT, also=(STREAMS_DEFAULT,))
     late_data: Literal["drop", "dlq", "reopen"] = "drop"
-    allowed_lateness_ms: int | None = None
+    allowed_lateness_ms: int | None = not_negative()
     late_mode: Literal["generous", "consistent"] = "generous"
     emit: Literal["on_close", "on_update"] = "on_close"
-    max_groups_per_window: int | None = None
+    max_groups_per_window: int | None = positive()
     on_state_cap: Literal["fail"] = "fail"
     crash_recovery: Literal["checkpoint", "none"] = "checkpoint"
     punctuation: Punctuation | None = None
-    window_start_column: str = "window_start"
-    window_end_column: str = "window_end"
-    window_id_column: str = "window_id"
-    window_label_column: str | None = None
-    rank_by: Literal["order", "arrival"] = "order"
-    # The ``*_ms`` keys a TOML file gave as text (``duration = "1 hour"``), so that a dump writes them back so
-    # (`wid.spec.toml_io`); not part of the window's meaning.
-    written: tuple[tuple[str, object], ...] = field(default=(), init=False, compare=False, repr=False)
+    window_start_column: str = text("window_start")
+    window_end_column: str = text("window_end")
+    window_id_column: str = text("window_id")
+    # The text a common ``*_ms`` parameter was given as (``lateness = "1 minute"``), so that a dump writes it
+    # back so (`wid.spec.toml_io`); a kind's are its shape's. Not part of the window's meaning.
+    text_forms: tuple[tuple[str, object], ...] = field(default=(), init=False, compare=False, repr=False)
 
-    # -- one constructor per kind: it takes that kind's fields, and the fields every kind shares --------------
-    @classmethod
-    def tumbling(cls, duration_ms: Any = None, *, duration_months: int | None = None, origin_ms: Any = None,
-                 **common: Any) -> Window:
-        """Tumbling windows of `duration_ms` d aligned to `origin_ms` o: window
-        w is ``[o + w*d, o + (w+1)*d)``; or of `duration_months`, or on the
-        calendar of a `time_zone` (`wid.spec.calendar`). `common`: the
-        fields every kind shares (`event_time_column`, `group_by`,
-        `aggregations`, `lateness_ms`...) and the calendar's (`time_zone`,
-        `week_start`, `window_label_column`). Each ``*_ms`` also takes text
-        under its name without ``_ms``: ``Window.tumbling(duration="5
-        minutes")``, ``duration="1 month"``. Raises ConfigError naming a
-        field of another kind, and as `Window` does."""
-        return cls._of("tumbling", {"duration_ms": duration_ms, "duration_months": duration_months,
-                                    "origin_ms": origin_ms}, common)
-
-    @classmethod
-    def hopping(cls, duration_ms: Any = None, hop_ms: Any = None, *, duration_months: int | None = None,
-                hop_months: int | None = None, origin_ms: Any = None, **common: Any) -> Window:
-        """Hopping windows: window w is ``[o + w*h, o + w*h + d)``, h =
-        `hop_ms` <= d = `duration_ms` (or in months); `common` as for
-        `tumbling`."""
-        return cls._of("hopping", {"duration_ms": duration_ms, "hop_ms": hop_ms, "duration_months": duration_months,
-                                   "hop_months": hop_months, "origin_ms": origin_ms}, common)
-
-    @classmethod
-    def session(cls, gap_ms: Any = None, *, gap_column: str | None = None, **common: Any) -> Window:
-        """Session windows split where a group's next row comes more than
-        `gap_ms` (or its row's `gap_column`, ms) after the running end;
-        `common` as for `tumbling`."""
-        return cls._of("session", {"gap_ms": gap_ms, "gap_column": gap_column}, common)
-
-    @classmethod
-    def count(cls, size_rows: int, *, hop_rows: int | None = None, partition_by: Sequence[str] = (),
-              order_by: str | None = None, tie_breaker: str | None = None, rank_by: str = "order",
-              **common: Any) -> Window:
-        """Count windows of `size_rows` ranks every `hop_rows` (default: size)
-        per `partition_by` partition, ranked by `order_by` (default the event
-        time), `tie_breaker`, `rank_by`; `common` as for `tumbling`."""
-        return cls._of("count", {"size_rows": size_rows, "hop_rows": hop_rows, "partition_by": partition_by,
-                                 "order_by": order_by, "tie_breaker": tie_breaker, "rank_by": rank_by}, common)
-
-    @classmethod
-    def rolling(cls, duration_ms: Any = None, *, every_rows: int | None = None, order_by: str | None = None,
-                tie_breaker: str | None = None, rank_by: str = "order", **common: Any) -> Window:
-        """One window per input row t over its group's rows u with ``t.ts -
-        d < u.ts <= t.ts`` (every `every_rows`-th row, by rank, with it);
-        `common` as for `tumbling`."""
-        return cls._of("rolling", {"duration_ms": duration_ms, "every_rows": every_rows, "order_by": order_by,
-                                   "tie_breaker": tie_breaker, "rank_by": rank_by}, common)
-
-    @classmethod
-    def landmark(cls, hop_ms: Any = None, landmark_ms: Any = None, *, max_duration_ms: Any = None,
-                 hop_months: int | None = None, max_duration_months: int | None = None, **common: Any) -> Window:
-        """Landmark windows ``[L, L + (w+1)*h)`` from `landmark_ms` L growing
-        by `hop_ms` h, restarting every `max_duration_ms` (Flink's CUMULATE;
-        both may be in months); `common` as for `tumbling`."""
-        return cls._of("landmark", {"hop_ms": hop_ms, "landmark_ms": landmark_ms, "max_duration_ms": max_duration_ms,
-                                    "hop_months": hop_months, "max_duration_months": max_duration_months}, common)
-
-    @classmethod
-    def _of(cls, kind: str, own: dict[str, Any], common: dict[str, Any]) -> Window:
-        """A `kind` window from its `own` fields (those None left to their
-        defaults, or given as text in `common`) and the `common` ones, which
-        may hold no field of another kind."""
-        for name in common:
-            if name == "kind" or (name in KIND_FIELDS and name not in DEFINITIONS[kind].fields):
-                owners = ", ".join(kinds_taking(name)) or "no kind: the constructor names it"
-                raise ConfigError(name, f"is not a field of {kind} windows (it is one of {owners})",
-                                  f"Window.{kind}() takes {', '.join(own)} and the fields every kind shares")
-        given = {k: v for k, v in own.items() if v is not None}
-        return cls(kind=kind, **given, **common)  # type: ignore[arg-type]
+    def __init__(self, kind: WindowKind | None = None, **parameters: Any) -> None:
+        shape, own, texts = route(kind, dict(parameters))
+        for f in fields(self):
+            if f.init:
+                object.__setattr__(self, f.name, own.get(f.name, f.default))
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "text_forms", texts)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         for f in fields(self):
             if f.name.endswith("_ms"):
                 object.__setattr__(self, f.name, as_ms(getattr(self, f.name), f.name))
-        for name in ("group_by", "partition_by"):
-            object.__setattr__(self, name, check_names(name, getattr(self, name)))
         aggs = self.aggregations
         if isinstance(aggs, Aggregation) or not isinstance(aggs, list | tuple):
             raise ConfigError("aggregations", "must be a list of Aggregation")
         object.__setattr__(self, "aggregations", tuple(aggs))
         _validate(self)
 
+    def __getattr__(self, name: str) -> Any:
+        """A parameter of the window's kind, read off the window (``window.duration_ms``)."""
+        shape = self.__dict__.get("shape")
+        if shape is not None and not name.startswith("_") and name in shape.fields:
+            return getattr(shape, name)
+        raise AttributeError(f"'Window' object has no attribute {name!r}")
+
     # -- derived views ---------------------------------------------------
+    @property
+    def kind(self) -> WindowKind:
+        """The kind's name: TOML's `kind`, its shape's tag."""
+        return self.shape.kind
+
     @property
     def key_columns(self) -> tuple[str, ...]:
         """Columns identifying a group: `partition_by` then `group_by`."""
-        return self.partition_by + self.group_by
+        return self.shape.partition_by + self.group_by
 
     def future_guard_ms(self, streaming: bool) -> int | None:
         """The `max_future_ms` guard a run applies (ms), or None for none: as
         set, or unset one day on a stream and none in batch."""
         if self.max_future_ms == STREAMS_DEFAULT:
             return DEFAULT_MAX_FUTURE_MS if streaming else None
-        return self.max_future_ms
-
-    @property
-    def definition(self) -> Kind:
-        """The definition of this window's kind (`wid.spec.kinds`)."""
-        return DEFINITIONS[self.kind]
+        return self.max_future_ms  # type: ignore[return-value]
 
     @property
     def output_prefix(self) -> tuple[str, ...]:
         """The window columns that precede the group columns in the output."""
-        return self.definition.output_prefix(self)
+        return self.shape.output_prefix(self)
 
     @property
     def closing_columns(self) -> tuple[str, ...]:
         """The columns a closing point (watermark or keyed punctuation)
         applies per: `partition_by` for count windows (ranks count per
         partition), else `group_by`."""
-        return self.definition.closing_columns(self)
+        return self.shape.closing_columns(self)
 
     @property
     def reemits(self) -> bool:
@@ -310,72 +248,38 @@ class Window:
         cols = [c for a in self.aggregations if a.numeric for c in a.columns]
         return tuple(dict.fromkeys(cols))
 
-    @property
-    def hop_rows_or_size(self) -> int:
-        """`hop_rows`, defaulting to `size_rows` (count windows only)."""
-        if self.size_rows is None:
-            raise ConfigError("size_rows", f"kind = '{self.kind}' has no row count")
-        return self.hop_rows if self.hop_rows is not None else self.size_rows
+
+register_window(Window)
+Window.__signature__ = window_signature(Window)  # type: ignore[attr-defined]
+_CONSTRUCTORS: dict[type[Shape], Callable[..., Window]] = {}
 
 
-# Each ``*_ms`` field also under its name without ``_ms``, as in TOML: Window(duration="5 minutes")
-Window.__init__ = text_keys(Window.__init__)  # type: ignore[method-assign]
-
-
-def _default(name: str) -> Any:
-    for f in fields(Window):
-        if f.name == name:
-            return f.default
-    raise KeyError(name)
+def _constructor(shape: type[Shape]) -> Callable[..., Window]:
+    """``Window.<kind>(...)``: that kind's parameters (its positional ones
+    by position too) and the fields every kind shares."""
+    if shape not in _CONSTRUCTORS:
+        def make(*args: Any, **given: Any) -> Window:
+            return Window(kind=shape.kind, **constructor_params(shape, args, given))
+        make.__name__ = make.__qualname__ = shape.constructor
+        make.__doc__ = (f"{shape.__doc__}\n\nTakes the parameters of {shape.kind} windows and the fields every "
+                        "kind shares; each ``*_ms`` also as text under its name without ``_ms``. Raises "
+                        "ConfigError naming a field of another kind, and as `Window` does.")
+        make.__signature__ = constructor_signature(shape, Window)  # type: ignore[attr-defined]
+        _CONSTRUCTORS[shape] = make
+    return _CONSTRUCTORS[shape]
 
 
 def _validate(w: Window) -> None:
-    if w.kind not in DEFINITIONS:
-        raise ConfigError("kind", f"unknown window kind {w.kind!r}", "use one of " + ", ".join(NAMES))
     if w.crash_recovery == "kafka_eos":  # type: ignore[comparison-overlap]
         raise ConfigError("crash_recovery", "kafka_eos is not a crash_recovery mode: Spark's Kafka writer has no "
                           "transactions, and exactly-once to Kafka is the Kafka sink's choice",
                           "keep crash_recovery = 'checkpoint' and set delivery = 'exactly-once' on the Kafka target "
                           "and dead letter (Kafka transactions, docs/how-to/kafka.md)")
-    for name, choices in _CHOICES.items():
-        if getattr(w, name) not in choices:
-            raise ConfigError(name, f"must be one of {', '.join(choices)}; got {getattr(w, name)!r}")
-    _validate_kind_fields(w)
-    _validate_numbers(w)
-    w.definition.check(w)
+    check_fields(w)
+    w.shape.check_window(w)
     _validate_time(w)
     _validate_lateness(w)
     _validate_output_names(w)
-
-
-def _validate_kind_fields(w: Window) -> None:
-    """A field only some kinds use, set to a non-default value on another
-    kind, is refused: a silently ignored setting is a bug."""
-    kind = w.definition
-    for name in KIND_FIELDS:
-        if name not in kind.fields and getattr(w, name) != _default(name):
-            raise ConfigError(name, f"is not used by kind = '{w.kind}' (only by {', '.join(kinds_taking(name))})",
-                              f"remove `{name}`")
-    for name in kind.required:
-        if getattr(w, name) is None:
-            raise ConfigError(name, f"kind = '{w.kind}' requires `{name}`")
-
-
-def _validate_numbers(w: Window) -> None:
-    positive = ("duration_ms", "hop_ms", "gap_ms", "size_rows", "hop_rows", "every_rows",
-                "max_duration_ms", "duration_months", "hop_months", "max_duration_months", "max_groups_per_window", "source_idleness_ms", "max_future_ms")
-    whole = ("origin_ms", "landmark_ms", "lateness_ms", "allowed_lateness_ms")
-    for name in positive + whole:
-        value = getattr(w, name)
-        if value is None or (name == "max_future_ms" and value == STREAMS_DEFAULT):
-            continue
-        if isinstance(value, bool) or not isinstance(value, int):
-            text = f'; give text as {name[:-3]}="{value}"' if isinstance(value, str) and name.endswith("_ms") else ""
-            raise ConfigError(name, f"must be an integer, got {value!r}{text}")
-        if name in positive and value <= 0:
-            raise ConfigError(name, f"must be positive, got {value}")
-        if name in ("lateness_ms", "allowed_lateness_ms") and value < 0:
-            raise ConfigError(name, f"must not be negative, got {value}")
 
 
 def _validate_time(w: Window) -> None:
@@ -391,9 +295,6 @@ def _validate_time(w: Window) -> None:
             "event_time_column", "time_mode = 'processing' stamps arrival time itself",
             "remove event_time_column, or use time_mode = 'event'",
         )
-    for name in ("order_by", "tie_breaker"):
-        if getattr(w, name) is not None:
-            check_name(name, getattr(w, name))
 
 
 def _validate_lateness(w: Window) -> None:
@@ -413,9 +314,9 @@ def _validate_lateness(w: Window) -> None:
         keys = w.closing_columns
         outside = [c for c in w.punctuation.scope if c not in keys]
         if outside:
-            what = w.definition.closing_field
+            what = w.shape.closing_field
             raise ConfigError("punctuation.scope", f"column '{outside[0]}' is not in {what}"
-                              f"{w.definition.closing_note}, so a keyed punctuation could not say which windows "
+                              f"{w.shape.closing_note}, so a keyed punctuation could not say which windows "
                               "it closes", f"use columns of {what}, or an empty scope")
 
 
@@ -424,13 +325,12 @@ def _validate_output_names(w: Window) -> None:
         raise ConfigError("aggregations", "a window needs at least one aggregation",
                           'give aggregations=[Aggregation("count", as_="n")]',
                           "add [[transform.window.aggregations]] with agg and as")
-    for name in ("window_start_column", "window_end_column", "window_id_column", "window_label_column"):
-        if getattr(w, name) is not None:
-            check_identifier(name, getattr(w, name))
+    for name in ("window_start_column", "window_end_column", "window_id_column"):
+        check_identifier(name, getattr(w, name))
     taken: dict[str, str] = {}
     for name in w.output_prefix:
         if name in taken:
-            raise ConfigError("window_label_column" if name == w.window_label_column else "window_end_column",
+            raise ConfigError("window_label_column" if name == w.shape.window_label_column else "window_end_column",
                               f"column '{name}' names two window columns", "give each window column its own name")
         taken[name] = "a window column"
     if w.emit == "on_update":

@@ -140,9 +140,9 @@ def emission_row(w: Window, r: dict[str, Any], columns: Sequence[str]) -> dict[s
     count window's id), keys, aggregates; a rolling row is its input
     `columns` and the aggregates."""
     aggs = {a.as_: r[a.as_] for a in w.aggregations}
-    if w.kind == "rolling":
+    if w.shape.row_windows:
         return {**{c: r[c] for c in columns}, **aggs}
-    ids = {w.window_id_column: r[w.window_id_column]} if w.kind == "count" else {}
+    ids = {w.window_id_column: r[w.window_id_column]} if w.shape.numbered else {}
     return {w.window_start_column: r[START], w.window_end_column: r[END], **ids,
             **{k: r[k] for k in w.key_columns}, **aggs}
 

@@ -83,7 +83,7 @@ def assert_same_emissions(window: Window, got: list[Emission], want: list[Emissi
     for a, b in zip(sorted(got, key=lambda e: _exact(window, e)), sorted(want, key=lambda e: _exact(window, e)),
                     strict=True):
         assert _exact(window, a) == _exact(window, b), f"{where}:\n operator {a}\n oracle   {b}"
-        for agg in window.aggregations:
+        for agg in window.aggregations if not b.retract else ():  # a retraction is a natural key alone
             assert same_value(agg.agg, agg.mode, a.row[agg.as_], b.row[agg.as_]), (
                 f"{where} {agg}: {a.row[agg.as_]!r} != {b.row[agg.as_]!r}")
 

@@ -1,4 +1,4 @@
-"""State that grows with the rows that change (`wid.kernels.operator.increments`):
+"""State that grows with the rows that change (`wid.kernels.operator.partials`):
 a micro-batch writes the partials of the groups it touched, not the
 pane or the shard's sessions; increments and their compaction give the
 streaming oracle's windows; a checkpoint written before increments
@@ -16,7 +16,7 @@ import pytest
 from tests.kernels.operator.cases import SCHEMA, assert_same_results
 from tests.kernels.operator.harness import LocalOperator
 from wid import Aggregation, Window
-from wid.kernels.operator import increments
+from wid.kernels.operator import partials as increments
 from wid.kernels.operator.shard import MemoryStore
 from wid.semantics.stream_oracle import MicroBatch, run_stream
 
@@ -116,7 +116,7 @@ def test_an_entry_reads_the_layout_before_increments() -> None:
     entry = increments.Entry(rows=10)
     assert [entry.compacts(n) for n in (0, 39, 40)] == [False, False, True]
     seq = entry.add_increment(30, 7)
-    assert (seq, entry.held, entry.figures()) == (0, 40, [7])
+    assert (seq, entry.held, entry.least_ends()) == (0, 40, [7])
     assert increments.Entry.loads(json.loads(json.dumps(entry.dumps()))) == entry
     assert increments.Entry().compacts(1)  # no base yet: the first rows are the base
 

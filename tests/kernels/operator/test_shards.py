@@ -14,10 +14,9 @@ from tests.kernels.operator.harness import LocalOperator
 from tests.transcript import Transcript, all_transcripts, is_punctuation, schema_of
 from wid import Window
 from wid.kernels.operator import time_engine
-from wid.kernels.operator.engines import KINDS
 from wid.semantics.stream_oracle import MicroBatch, run_stream
 
-TRANSCRIPTS = [t for t in all_transcripts() if t.window.kind in KINDS]
+TRANSCRIPTS = all_transcripts()  # every kind runs on the operator
 
 
 @pytest.mark.parametrize("transcript", TRANSCRIPTS, ids=[t.name for t in TRANSCRIPTS])

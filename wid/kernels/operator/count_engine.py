@@ -16,22 +16,31 @@ final. State per shard, as Arrow tables (never a whole window's rows):
 
 Per micro-batch:
 
-- **late**: ``ts < C`` before the batch (ranks by order); nothing is late
-  under ``rank_by = "arrival"``.
+- **late**: a rank position closes once the closing point passes its row,
+  so the trigger policy makes a row late when ``ts < C`` before the batch
+  (ranks by order); nothing is late under ``rank_by = "arrival"``.
 - **add**: accepted rows join ``pending``.
 - **emit**: the pending rows behind the new closing point (all of them,
   under arrival ranks) are sorted in rank order per partition and take
   ranks from the partition's counter; their per-row partials merge into
-  panes. Windows whose last rank became final emit (final); with ``emit =
-  "on_update"`` incomplete windows holding new ranks emit their partial
-  value. A window's value is its panes merged in O(1)
+  panes. A window closes once its last rank is final, and the micro-batch
+  touched the windows holding new ranks: the trigger policy fires the
+  windows that close (final) and, on update, the touched incomplete ones
+  (their partial value). A window's value is its panes merged in O(1)
   (`wid.kernels.extents.merge_over`); its bounds are the least and
   greatest event time over all its groups.
 - **evict**: panes before the first rank of the next window to emit.
+
+The three tables are entries of the shard's partials store
+(`wid.kernels.operator.partials`): a micro-batch adds its new counters and
+pane partials as increments (what it changed), and rewrites ``pending``,
+which holds only the rows in flight; panes evicted are left out when the
+entry is compacted.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from math import gcd
 
 import numpy as np
@@ -40,10 +49,10 @@ import pyarrow as pa
 from wid.kernels.extents import (
     BEFORE,
     COUNT,
-    Tables,
     append,
     joint_ids,
     key_columns,
+    latest_counts,
     merge_over,
     merge_rows,
     rank_after,
@@ -51,41 +60,67 @@ from wid.kernels.extents import (
     with_keys,
 )
 from wid.kernels.fields import END, FINAL, START, cap_message, finish_all
-from wid.kernels.operator.layout import CountShape, OperatorSpec
+from wid.kernels.operator.layout import OperatorSpec, Ranking
+from wid.kernels.operator.partials import Key, Partials
 from wid.kernels.operator.shard import Closing, Store
 from wid.kernels.pane_merge import FieldOp
-from wid.kernels.tables import NONE, PANE, TS, group_ids, ints
+from wid.kernels.tables import PANE, TS, group_ids, ints
 from wid.kernels.vector_aggregates import CapError
+from wid.semantics.trigger import NEVER
 
 LO, HI, W = "_wid_lo", "_wid_hi", "_wid_window_id"
+TABLES = ("n", "panes", "pending")  # the engine's entries in the partials store
 BOUNDS = (FieldOp("min", (LO,), (LO,)), FieldOp("max", (HI,), (HI,)))
+
+
+@dataclass(frozen=True)
+class CountShape:
+    """Count windows in the operator: `size` and `hop` rows, ranks per
+    `partition_by`, the window id written to `id_column`."""
+
+    size: int
+    hop: int
+    partition_by: tuple[str, ...]
+    ranking: Ranking
+    id_column: str = "window_id"
 
 
 class CountEngine:
     """The `wid.kernels.operator.shard.Engine` of count windows."""
 
     def __init__(self, spec: OperatorSpec, store: Store) -> None:
-        assert spec.count is not None
-        self.spec, self.shape = spec, spec.count
-        self.part = key_columns(spec.count.partition_by)
+        self.spec = spec
+        self.shape: CountShape = spec.shape
+        self.part = key_columns(self.shape.partition_by)
         self.keys = [*self.part, *spec.group_by]
-        self.g = gcd(spec.count.size, spec.count.hop)
-        self.tables = Tables(store, "count")
-        self.n, self.panes, self.pending = (self.tables.load(x) for x in ("n", "panes", "pending"))
+        self.g = gcd(self.shape.size, self.shape.hop)
+        self.parts = Partials(store, "count_index", "count_", self._merge, keys=TABLES)
+        self.n, self.panes, self.pending = (self.parts.read(x) for x in TABLES)
+        self.moved = False  # did `pending` change?
+
+    def _merge(self, key: Key, table: pa.Table) -> pa.Table:
+        """An entry's parts merged: counters by their largest count, pane
+        partials by (keys, pane), pending rows as they are."""
+        if key == "n":
+            return latest_counts(table, self.part)
+        if key == "panes":
+            return merge_rows(self.spec.aggs, table, [*self.keys, PANE], {LO: "min", HI: "max"})
+        return table
 
     @property
     def arrival(self) -> bool:
         return self.shape.ranking.by == "arrival"
 
     def late(self, rows: pa.Table, before: np.ndarray) -> np.ndarray:
-        if self.arrival:
-            return np.zeros(rows.num_rows, dtype=bool)
-        return np.asarray((before != NONE) & (ints(rows, TS) < before))
+        # a rank position closes once the closing point passes the row (ranks by order); given on arrival, never
+        closes = np.full(rows.num_rows, NEVER, dtype=np.int64) if self.arrival else ints(rows, TS) + 1
+        return np.asarray(self.spec.policy.late(closes, closes, before))
 
     def add(self, rows: pa.Table, before: np.ndarray) -> None:
         if rows.num_rows:
             rows = with_keys(rows, self.part)
             self.pending = append(self.pending, rows.select(_columns(self.spec, self.shape, self.keys)))
+            self.moved = True
 
     # -- emit ---------------------------------------------------------------------------
     def emit(self, before: Closing, after: Closing) -> tuple[pa.Table | None, pa.Table | None]:
@@ -94,11 +129,10 @@ class CountEngine:
         held = self.pending
         final = np.ones(held.num_rows, dtype=bool)
         if not self.arrival:
-            cp = after.of(held, self.spec.scope)
-            final = (cp != NONE) & (ints(held, TS) < cp)
-        self.pending = held.filter(pa.array(~final))
+            final = ints(held, TS) < after.of(held, self.spec.scope)
         if not final.any():
             return None, None
+        self.pending, self.moved = held.filter(pa.array(~final)), True
         return self._windows(self._rank(held.filter(pa.array(final)))), None
 
     def _rank(self, rows: pa.Table) -> pa.Table:
@@ -106,10 +140,11 @@ class CountEngine:
         panes; returns the touched partitions with their count before
         (`BEFORE`) and after (`COUNT`)."""
         rows, rank, self.n, touched = rank_after(rows, self.n, self.part, self.shape.ranking.order)
+        self.parts.add("n", touched.select([*self.part, COUNT]))
         head = rows.select(self.keys).append_column(PANE, pa.array(rank // self.g))
         head = head.append_column(LO, rows.column(TS)).append_column(HI, rows.column(TS))
-        partial = row_partials(self.spec.aggs, rows, head)
-        self.panes = merge_rows(self.spec.aggs, append(self.panes, partial), [*self.keys, PANE], {LO: "min", HI: "max"})
+        self.parts.add("panes", self._merge("panes", row_partials(self.spec.aggs, rows, head)))
+        self.panes = self.parts.read("panes")
         return touched
 
     def _windows(self, parts: pa.Table) -> pa.Table | None:
@@ -118,14 +153,14 @@ class CountEngine:
         size, hop = self.shape.size, self.shape.hop
         old, new = ints(parts, BEFORE), ints(parts, COUNT)
         lo = old // hop
-        hi = (new - 1 + size) // hop  # exclusive: the windows holding a rank in [old, new)
-        if not self.spec.on_update:
-            hi = np.minimum(hi, new // hop)
+        hi = (new - 1 + size) // hop  # exclusive: the windows holding a rank in [old, new): touched
         count = np.maximum(hi - lo, 0)
-        if not count.any():
-            return None
         row = np.repeat(np.arange(len(lo)), count)
         w = lo[row] + np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+        fires, _ = self.spec.policy.fire((w + 1) * hop <= old[row], (w + 1) * hop <= new[row], True)
+        if not fires.any():
+            return None
+        row, w = row[fires], w[fires]
         wins = parts.take(pa.array(row)).append_column(W, pa.array(w))
         assert self.panes is not None
         groups = self.panes.select(self.keys)
@@ -167,15 +202,22 @@ class CountEngine:
 
     # -- evict ----------------------------------------------------------------------------
     def evict(self, after: Closing) -> None:
-        if self.panes is not None and self.n is not None and self.panes.num_rows:
-            pid, cid, n = joint_ids(self.panes, self.n, self.part)
-            counted = np.zeros(n, dtype=np.int64)
-            counted[cid] = ints(self.n, COUNT)
-            next_w = counted[pid] // self.shape.hop
-            keep_from = np.maximum(0, (next_w + 1) * self.shape.hop - self.shape.size) // self.g
-            self.panes = self.panes.filter(pa.array(ints(self.panes, PANE) >= keep_from))
-        for name, table in (("n", self.n), ("panes", self.panes), ("pending", self.pending)):
-            self.tables.save(name, table)
+        self.panes = self._needed(self.panes)
+        if self.moved and self.pending is not None:
+            self.parts.replace("pending", self.pending)
+        self.parts.flush(tidy=lambda key, table: self._needed(table) if key == "panes" else table)
+
+    def _needed(self, panes: pa.Table | None) -> pa.Table | None:
+        """`panes` without those before the first rank of their partition's
+        next window to emit."""
+        if panes is None or self.n is None or not panes.num_rows:
+            return panes
+        pid, cid, n = joint_ids(panes, self.n, self.part)
+        counted = np.zeros(n, dtype=np.int64)
+        counted[cid] = ints(self.n, COUNT)
+        next_w = counted[pid] // self.shape.hop
+        keep_from = np.maximum(0, (next_w + 1) * self.shape.hop - self.shape.size) // self.g
+        return panes.filter(pa.array(ints(panes, PANE) >= keep_from))
 
     def held(self) -> tuple[int, int]:
         panes = 0 if self.panes is None else self.panes.num_rows
@@ -202,4 +244,4 @@ def _columns(spec: OperatorSpec, shape: CountShape, keys: list[str]) -> list[str
     return list(dict.fromkeys(cols))
 
 
-__all__ = ["CountEngine"]
+__all__ = ["CountEngine", "CountShape"]

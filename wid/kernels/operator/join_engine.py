@@ -45,7 +45,6 @@ import pyarrow.compute as pc
 
 from wid.kernels.extents import (
     FAR,
-    Tables,
     append,
     merge_over,
     ranges,
@@ -54,14 +53,16 @@ from wid.kernels.extents import (
 )
 from wid.kernels.fields import fields_of
 from wid.kernels.join_merge import JoinMergeSpec, raw_values, spread
+from wid.kernels.operator.partials import Partials
 from wid.kernels.operator.shard import ShardOutput, Store, late_rows, load_meta, split_rejected
-from wid.kernels.tables import NONE, SRC, TS, concat, group_ids, ints
+from wid.kernels.tables import SRC, TS, concat, group_ids, ints
 from wid.kernels.vector_aggregates import VectorAgg
 from wid.semantics import reasons
 from wid.semantics.watermark import SourceBatch
 
 FIRST, LAST = "_wid_first", "_wid_last"  # a pending left row's window [FIRST, LAST], epoch us
 FIRED = "_wid_fired_us"  # output: the firing micro-batch's timestamp, epoch us
+NO_TIME = np.iinfo(np.int64).min  # a per-key time not known (no such row yet), or nothing closed, in vectorised code
 TIMES = ("right", "left", "fired", "released")
 
 
@@ -102,16 +103,16 @@ class JoinShape:
 
 
 class KeyTimes:
-    """The per-key times, as int64 arrays (`NONE` where unknown) over a key
+    """The per-key times, as int64 arrays (`NO_TIME` where unknown) over a key
     table that grows with the keys seen."""
 
     def __init__(self, table: pa.Table | None, keys: tuple[str, ...]) -> None:
         self.keys = keys
         self.table = table
-        self.times = {t: np.full(0 if table is None else table.num_rows, NONE, dtype=np.int64) for t in TIMES}
+        self.times = {t: np.full(0 if table is None else table.num_rows, NO_TIME, dtype=np.int64) for t in TIMES}
         if table is not None:
             for t in TIMES:
-                self.times[t] = np.asarray(table.column(t).fill_null(NONE).to_numpy(), dtype=np.int64)
+                self.times[t] = np.asarray(table.column(t).fill_null(NO_TIME).to_numpy(), dtype=np.int64)
 
     def ids(self, rows: pa.Table) -> np.ndarray:
         """The key id of each of `rows`, adding keys not seen yet."""
@@ -119,7 +120,7 @@ class KeyTimes:
         both = rows.select(list(self.keys)) if self.table is None else concat(
             [self.table.select(list(self.keys)), rows.select(list(self.keys))])
         ids, n, first = group_ids(both, self.keys)
-        grown = {t: np.full(n, NONE, dtype=np.int64) for t in TIMES}
+        grown = {t: np.full(n, NO_TIME, dtype=np.int64) for t in TIMES}
         for t in TIMES:
             grown[t][ids[:old]] = self.times[t]
         self.table, self.times = both.select(list(self.keys)).take(pa.array(first)), grown
@@ -135,12 +136,12 @@ class KeyTimes:
         out = self.table.select(list(self.keys))
         for t in TIMES:
             v = self.times[t]
-            out = out.append_column(t, pa.array(v, pa.int64(), mask=v == NONE))
+            out = out.append_column(t, pa.array(v, pa.int64(), mask=v == NO_TIME))
         return out
 
 
 def closing(shape: JoinShape, right: np.ndarray, right_max: int | None) -> np.ndarray:
-    """C(k) = max(R(k), Rg - max_delayed_time), `NONE` where nothing is closed."""
+    """C(k) = max(R(k), Rg - max_delayed_time), `NO_TIME` where nothing is closed."""
     if shape.delay_us is None or right_max is None:
         return right
     return np.asarray(np.maximum(right, right_max - shape.delay_us))
@@ -151,7 +152,7 @@ def horizon(shape: JoinShape, kt: KeyTimes, right_max: int | None) -> np.ndarray
     if shape.bounds_us is None:
         return kt.times["fired"]
     c = closing(shape, kt.times["right"], right_max)
-    return np.where(c != NONE, c - shape.span_us, NONE)
+    return np.where(c != NO_TIME, c - shape.span_us, NO_TIME)
 
 
 def _late(shape: JoinShape, rows: pa.Table, is_right: np.ndarray, kid: np.ndarray, kt: KeyTimes,
@@ -159,13 +160,13 @@ def _late(shape: JoinShape, rows: pa.Table, is_right: np.ndarray, kid: np.ndarra
     """Each row's late reason (NULL when on time), judged before the batch."""
     t = ints(rows, TS)
     h = horizon(shape, kt, right_max)[kid]
-    right_late = is_right & (h != NONE) & (t < h)
+    right_late = is_right & (h != NO_TIME) & (t < h)
     if shape.bounds_us is None:
         last_left = kt.times["left"][kid]
-        left_late, why = ~is_right & (last_left != NONE) & (t < last_left), reasons.JOIN_LATE_LEFT_ORDER
+        left_late, why = ~is_right & (last_left != NO_TIME) & (t < last_left), reasons.JOIN_LATE_LEFT_ORDER
     else:
         g = kt.times["released"][kid]
-        left_late, why = ~is_right & (g != NONE) & (t + shape.bounds_us[0] < g), reasons.JOIN_LATE_LEFT
+        left_late, why = ~is_right & (g != NO_TIME) & (t + shape.bounds_us[0] < g), reasons.JOIN_LATE_LEFT
     code = np.where(right_late, 0, np.where(left_late, 1, -1))
     texts = pa.array([reasons.JOIN_LATE_RIGHT, why], pa.string())
     return pc.cast(pa.DictionaryArray.from_arrays(pa.array(code, pa.int8(), mask=code < 0), texts), pa.string())
@@ -184,8 +185,8 @@ def _windows(shape: JoinShape, left: pa.Table, kid: np.ndarray, kt: KeyTimes) ->
         left, kid, t = left.take(pa.array(order)), kid[order], t[order]
         same = np.zeros(len(t), dtype=bool)
         same[1:] = kid[1:] == kid[:-1]
-        prev = np.where(same, np.concatenate([[NONE], t[:-1]]), kt.times["left"][kid])
-        first = np.where(prev == t, t, np.where(prev == NONE, FAR, prev))
+        prev = np.where(same, np.concatenate([[NO_TIME], t[:-1]]), kt.times["left"][kid])
+        first = np.where(prev == t, t, np.where(prev == NO_TIME, FAR, prev))
         last = t - 1
     return left.append_column(FIRST, pa.array(first, pa.int64())).append_column(LAST, pa.array(last, pa.int64()))
 
@@ -227,9 +228,9 @@ def _sweep(shape: JoinShape, rights: pa.Table, kt: KeyTimes, right_max: int | No
         return rights
     h = horizon(shape, kt, right_max)
     if shape.bounds_us is None:
-        no_left = (h == NONE) & (kt.times["left"] == NONE)
+        no_left = (h == NO_TIME) & (kt.times["left"] == NO_TIME)
         h = np.where(no_left, kt.times["right"], h)
-    h = np.where(over, h, NONE)
+    h = np.where(over, h, NO_TIME)
     kt.raise_to("released", np.arange(n), h)
     return rights.filter(pa.array(ints(rights, TS) >= h[rid]))
 
@@ -243,9 +244,9 @@ def run_join_batch(shape: JoinShape, store: Store, rows: pa.Table, sources: Mapp
     the late rows for the dead letter (``dlq``) and the shard's counts."""
     rejected, rows = split_rejected(rows, shape.late_data == "dlq")
     meta = load_meta(store, shape.shards)
-    tables = Tables(store, "join")
-    rights, pending = tables.load("rights"), tables.load("pending")
-    kt = KeyTimes(tables.load("times"), shape.keys)
+    tables = Partials(store, "join_index", "join_", keys=("rights", "pending", "times"))  # each rewritten whole
+    rights, pending = tables.read("rights"), tables.read("pending")
+    kt = KeyTimes(tables.read("times"), shape.keys)
     right_name = shape.sides[1]
     clock = meta.marks.sources.get(right_name)
     before = None if clock is None else clock.watermark_us
@@ -263,7 +264,9 @@ def run_join_batch(shape: JoinShape, store: Store, rows: pa.Table, sources: Mapp
     if rights is not None:
         rights = _sweep(shape, rights, kt, right_max)
     for name, table in (("rights", rights), ("pending", pending), ("times", kt.saved())):
-        tables.save(name, table)
+        if table is not None:
+            tables.replace(name, table)
+    tables.flush()
     meta.shards = shape.shards
     store.put("meta", meta.dumps())
     n_late = int(late.sum())
@@ -305,7 +308,7 @@ def _fire(shape: JoinShape, out: ShardOutput, pending: pa.Table | None, rights: 
         return pending
     pid = kt.ids(pending)
     c = closing(shape, kt.times["right"], right_max)[pid]
-    fire = (c != NONE) & (ints(pending, LAST) < c)
+    fire = (c != NO_TIME) & (ints(pending, LAST) < c)
     if not fire.any():
         return pending
     fired = pending.filter(pa.array(fire))

@@ -12,27 +12,36 @@ keeps the largest pane id: windows from there on include it whole). So a
 group holds one prefix plus the panes of the last ``A + lateness``, about
 ``(A + lateness)/h + 1`` rows per period.
 
-- **late**: ``consistent``: the first window no longer takes rows (``C >=
-  end(q) + A``); ``generous``: the period's last one does not (never
-  without `max_duration_ms`).
+- **late**: a window closes at its end (never, for an unbounded period's
+  last); the trigger policy judges a row by its first window
+  (``consistent``: late once ``C >= end(q) + A``) or its period's last
+  (``generous``: never late without `max_duration_ms`).
 - **add**: per-row partials merge into their (group, first-window) pane.
-- **emit**: per (group, period): the windows whose end passes into ``(C,
-  C']`` from the group's first pane on, the emitted windows a row of this
-  batch counts in (reopen), and with ``emit = "on_update"`` the open windows
-  from a touched row's first window to the group's frontier (its largest
-  pane); each merged from the period's panes in O(1).
+- **emit**: per (group, period), the candidates: the windows whose end
+  passes into ``(C, C']`` from the group's first pane on, and the windows
+  a row of this batch touched, from its first window to the later of the
+  last closed one and the group's frontier (its largest pane); the trigger
+  policy fires them (closing: final; touched and closed under reopen:
+  corrected; touched and open on update: partial), each merged from the
+  period's panes in O(1).
 - **evict**: periods whose last window is past the budget; folding.
+
+The panes are an entry of the shard's partials store
+(`wid.kernels.operator.partials`): a micro-batch adds its rows' partials as
+an increment (what it changed); done periods and folding are applied to
+what the engine reads each micro-batch, and to the entry when it is
+compacted.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
 from wid.kernels.extents import (
     FAR,
-    Tables,
-    append,
     joint_ids,
     key_columns,
     merge_over,
@@ -42,23 +51,37 @@ from wid.kernels.extents import (
 )
 from wid.kernels.fields import END, FINAL, START, cap_message, finish_all
 from wid.kernels.operator.layout import OperatorSpec
+from wid.kernels.operator.partials import Partials
 from wid.kernels.operator.shard import Closing, Store
-from wid.kernels.tables import NONE, PANE, TS, group_ids, ints
+from wid.kernels.tables import PANE, TS, group_ids, ints
 from wid.kernels.vector_aggregates import CapError
+from wid.semantics.calendar_windows import CalendarLandmark
+from wid.semantics.trigger import NEVER, NOTHING_CLOSED
+from wid.semantics.windowing import Landmark
 
-PERIOD, W = "_wid_period", "_wid_window_id"
-NEVER = np.iinfo(np.int64).max  # no last window: an unbounded landmark
+PERIOD, W, TOUCHED = "_wid_period", "_wid_window_id", "_wid_touched"
+PANES = "panes"  # the engine's one entry in the partials store
+UNBOUNDED = np.iinfo(np.int64).max  # the last window of an unbounded landmark's period: none
+
+
+@dataclass(frozen=True)
+class LandmarkShape:
+    """Landmark windows in the operator: their geometry, built on the driver
+    (`wid.semantics.windowing.Landmark`, from the landmark growing by the
+    hop, restarting every maximum duration if set: Flink's CUMULATE; or on a
+    calendar, `wid.semantics.calendar_windows.CalendarLandmark`)."""
+
+    geometry: Landmark | CalendarLandmark
 
 
 class LandmarkEngine:
     """The `wid.kernels.operator.shard.Engine` of landmark windows."""
 
     def __init__(self, spec: OperatorSpec, store: Store) -> None:
-        assert spec.landmark is not None
-        self.spec, self.geo = spec, spec.landmark.geometry()
+        self.spec, self.geo = spec, spec.shape.geometry
         self.keys = key_columns(spec.group_by)
-        self.tables = Tables(store, "landmark")
-        self.panes = self.tables.load("panes")
+        self.parts = Partials(store, "landmark_index", "landmark_", lambda _, t: self._merge(t), keys=(PANES,))
+        self.panes = self.parts.read(PANES)
         self.touched: pa.Table | None = None
         self.per = self.geo.slots  # windows per period (on a calendar, the most a period holds)
 
@@ -74,20 +97,23 @@ class LandmarkEngine:
         return np.asarray(self.geo.period_of(w))
 
     def _last(self, w: np.ndarray) -> np.ndarray:
-        """The last window of w's period (`NEVER` without max_duration)."""
-        return np.full_like(w, NEVER) if self.per is None else np.asarray(self.geo.period_last(w))
+        """The last window of w's period (`UNBOUNDED` without max_duration)."""
+        return np.full_like(w, UNBOUNDED) if self.per is None else np.asarray(self.geo.period_last(w))
+
+    def _closes_at(self, w: np.ndarray) -> np.ndarray:
+        """When window w closes: its end (`NEVER` for an `UNBOUNDED` one)."""
+        bounded = w != UNBOUNDED
+        return np.where(bounded, self._end(np.where(bounded, w, 0)), NEVER)
 
     def _closed_upto(self, c: np.ndarray) -> np.ndarray:
         """The last window ending at or before closing point c (`FAR` where nothing is closed)."""
-        safe = np.where(c != NONE, c, 0)
-        return np.where(c != NONE, self.geo.closed_upto(safe), FAR)
+        closed = c != NOTHING_CLOSED
+        return np.where(closed, self.geo.closed_upto(np.where(closed, c, 0)), FAR)
 
     # -- late and add ----------------------------------------------------------------------------
     def late(self, rows: pa.Table, before: np.ndarray) -> np.ndarray:
         q = self._pane(ints(rows, TS))
-        ref = q if self.spec.late_mode == "consistent" else self._last(q)
-        bounded = ref != NEVER
-        return np.asarray((before != NONE) & bounded & (before >= self._end(np.where(bounded, ref, 0)) + self.spec.allowed_us))
+        return np.asarray(self.spec.policy.late(self._end(q), self._closes_at(self._last(q)), before))
 
     def add(self, rows: pa.Table, before: np.ndarray) -> None:
         self.touched = None
@@ -95,13 +121,17 @@ class LandmarkEngine:
             return
         rows = with_keys(rows, self.keys)
         q = self._pane(ints(rows, TS))
-        safe = np.where(before != NONE, before, 0)
-        opened = self._pane(safe - self.spec.allowed_us)  # the first window still taking rows
-        first = np.where(before != NONE, np.maximum(q, opened), q)
+        closed = before != NOTHING_CLOSED
+        opened = self._pane(self.spec.policy.takes_after(np.where(closed, before, 0)))  # the first window taking rows
+        first = np.where(closed, np.maximum(q, opened), q)
         head = rows.select(self.keys).append_column(PANE, pa.array(first))
         self.touched = head
-        partial = row_partials(self.spec.aggs, rows, head)
-        self.panes = merge_rows(self.spec.aggs, append(self.panes, partial), [*self.keys, PANE])
+        self.parts.add(PANES, self._merge(row_partials(self.spec.aggs, rows, head)))
+        self.panes = self.parts.read(PANES)
+
+    def _merge(self, panes: pa.Table) -> pa.Table:
+        """Partials of one (group, pane) merged into one row."""
+        return merge_rows(self.spec.aggs, panes, [*self.keys, PANE])
 
     # -- emit ---------------------------------------------------------------------------------------
     def emit(self, before: Closing, after: Closing) -> tuple[pa.Table | None, pa.Table | None]:
@@ -110,65 +140,70 @@ class LandmarkEngine:
         wins = self._to_emit(before, after)
         if wins is None:
             return None, None
-        w = ints(wins, W)
+        w, scope = ints(wins, W), self.spec.scope
+        closes = self._end(w)
+        touched = wins.column(TOUCHED).to_numpy(zero_copy_only=False).astype(bool)
+        fires, final = self.spec.policy.fire(closes <= before.of(wins, scope), closes <= after.of(wins, scope), touched)
+        if not fires.any():
+            return None, None
+        wins, w, final = wins.filter(pa.array(fires)), w[fires], final[fires]
         first = np.full_like(w, FAR) if self.per is None else np.asarray(self.geo.period_first(w))
         merged, ok = merge_over(self.spec.aggs, self.panes, self.keys, PANE, wins, first, w)
         if self.geo.has_gaps:  # a calendar window whose last hop holds no instant is never output
             there = np.asarray(self.geo.exists(w), dtype=bool)
             merged, ok = merged.filter(pa.array(there[ok])), ok & there
-        wins, w = wins.filter(pa.array(ok)), w[ok]
+        wins, w, final = wins.filter(pa.array(ok)), w[ok], final[ok]
         end = self._end(w)
         start = np.asarray(self.geo.start(w))
         self._check_cap(w, start, end)
-        cols: dict[str, pa.Array] = {START: pa.array(start), END: pa.array(end),
-                                     FINAL: pa.array(end <= after.of(wins, self.spec.scope))}
+        cols: dict[str, pa.Array] = {START: pa.array(start), END: pa.array(end), FINAL: pa.array(final)}
         cols.update({k: wins.column(k) for k in self.spec.group_by})
         cols.update(finish_all(self.spec, merged, start, end))
         return pa.table(cols), None
 
     def _to_emit(self, before: Closing, after: Closing) -> pa.Table | None:
-        """(keys, `W`) of every window to emit, without repeats."""
+        """(keys, `W`, `TOUCHED`) of every window that may fire, each once:
+        those closing now from the group's first pane on, and those a row of
+        this batch touched (where a touched window may fire)."""
         assert self.panes is not None
         p = ints(self.panes, PANE)
         span = self.panes.select(self.keys).append_column(PERIOD, pa.array(self._period(p)))
         gid, n, head = group_ids(span, [*self.keys, PERIOD])
-        lowest = np.full(n, NEVER)
+        lowest = np.full(n, UNBOUNDED)
         np.minimum.at(lowest, gid, p)
         groups = span.take(pa.array(head))
         hi_prev = self._closed_upto(before.of(groups, self.spec.scope))
         hi_now = self._closed_upto(after.of(groups, self.spec.scope))
-        parts = [(groups, np.maximum(lowest, hi_prev + 1), np.minimum(self._last(lowest), hi_now))]  # closing now
-        if self.touched is not None:
-            parts += self._touched_ranges(after)
-        tables, ws = [], []
-        for table, lo, hi in parts:
+        parts = [(groups, np.maximum(lowest, hi_prev + 1), np.minimum(self._last(lowest), hi_now), False)]  # closing
+        if self.touched is not None and self.spec.policy.fires_touched:
+            parts.append(self._touched_range(after))
+        tables, ws, flags = [], [], []
+        for table, lo, hi, by_row in parts:
             count = np.maximum(hi - lo + 1, 0)
             row = np.repeat(np.arange(len(lo)), count)
             tables.append(table.select(self.keys).take(pa.array(row)))
             ws.append(lo[row] + np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count))
+            flags.append(np.full(len(row), by_row))
         out = pa.concat_tables(tables).append_column(W, pa.array(np.concatenate(ws)))
         if out.num_rows == 0:
             return None
-        _, _, unique = group_ids(out, [*self.keys, W])
-        return out.take(pa.array(unique))
+        ids, m, unique = group_ids(out, [*self.keys, W])
+        touched = np.zeros(m, dtype=bool)
+        np.logical_or.at(touched, ids, np.concatenate(flags))
+        return out.take(pa.array(unique)).append_column(TOUCHED, pa.array(touched))
 
-    def _touched_ranges(self, after: Closing) -> list[tuple[pa.Table, np.ndarray, np.ndarray]]:
-        """Window ranges the batch's rows touched: the emitted windows they
-        count in (reopen), the open ones up to the group's frontier
-        (on_update)."""
+    def _touched_range(self, after: Closing) -> tuple[pa.Table, np.ndarray, np.ndarray, bool]:
+        """The windows the batch's rows touched: from each row's first window
+        to the later of the last closed one and the group's frontier (its
+        largest pane), within the row's period."""
         assert self.touched is not None and self.panes is not None
         t = self.touched
         w0, last = ints(t, PANE), self._last(ints(t, PANE))
         hi_now = self._closed_upto(after.of(t, self.spec.scope))
-        out = []
-        if self.spec.reopen:
-            out.append((t, w0, np.minimum(last, hi_now)))
-        if self.spec.on_update:
-            tid, pid, n = joint_ids(t, self.panes, self.keys)
-            frontier = np.full(n, np.iinfo(np.int64).min)
-            np.maximum.at(frontier, pid, ints(self.panes, PANE))
-            out.append((t, np.maximum(w0, hi_now + 1), np.minimum(last, frontier[tid])))
-        return out
+        tid, pid, n = joint_ids(t, self.panes, self.keys)
+        frontier = np.full(n, np.iinfo(np.int64).min)
+        np.maximum.at(frontier, pid, ints(self.panes, PANE))
+        return t, w0, np.minimum(last, np.maximum(hi_now, frontier[tid])), True
 
     def _check_cap(self, w: np.ndarray, start: np.ndarray, end: np.ndarray) -> None:
         cap = self.spec.max_groups
@@ -181,16 +216,22 @@ class LandmarkEngine:
 
     # -- evict -----------------------------------------------------------------------------------
     def evict(self, after: Closing) -> None:
-        if self.panes is not None and self.panes.num_rows:
-            p = ints(self.panes, PANE)
-            c = after.of(self.panes, self.spec.scope)
-            budget = self.spec.allowed_us
-            last = self._last(p)
-            done = (c != NONE) & (last != NEVER) & (self._end(np.where(last != NEVER, last, 0)) + budget <= c)
-            table, p, c = self.panes.filter(pa.array(~done)), p[~done], c[~done]
-            fold = (c != NONE) & (np.asarray(self.geo.pane_start(p)) + budget <= c)  # window p - 1 is final
-            self.panes = self._fold(table, p, fold) if fold.sum() > 1 else table
-        self.tables.save("panes", self.panes)
+        self.panes = self._folded(self.panes, after)
+        self.parts.flush(tidy=lambda _, table: self._folded(table, after))
+
+    def _folded(self, panes: pa.Table | None, after: Closing) -> pa.Table | None:
+        """`panes` without the periods whose last window takes no more rows,
+        and with the panes of the windows that take no more rows folded into
+        the running prefix."""
+        if panes is None or not panes.num_rows:
+            return panes
+        p = ints(panes, PANE)
+        c = after.of(panes, self.spec.scope)
+        policy = self.spec.policy
+        done = ~policy.takes(self._closes_at(self._last(p)), c)  # the period's last window takes no more rows
+        table, p, c = panes.filter(pa.array(~done)), p[~done], c[~done]
+        fold = ~policy.takes(np.asarray(self.geo.pane_start(p)), c)  # window p - 1 takes no more rows
+        return self._fold(table, p, fold) if fold.sum() > 1 else table
 
     def _fold(self, table: pa.Table, p: np.ndarray, fold: np.ndarray) -> pa.Table:
         """Panes marked `fold` merged per (group, period) into one row under
@@ -199,12 +240,11 @@ class LandmarkEngine:
         ids, n, _ = group_ids(marked, [*self.keys, PERIOD, W])
         top = np.full(n, np.iinfo(np.int64).min)
         np.maximum.at(top, ids, p)
-        moved = table.set_column(table.column_names.index(PANE), PANE, pa.array(np.where(fold, top[ids], p)))
-        return merge_rows(self.spec.aggs, moved, [*self.keys, PANE])
+        return self._merge(table.set_column(table.column_names.index(PANE), PANE, pa.array(np.where(fold, top[ids], p))))
 
     def held(self) -> tuple[int, int]:
         rows = 0 if self.panes is None else self.panes.num_rows
         return rows, rows
 
 
-__all__ = ["LandmarkEngine"]
+__all__ = ["LandmarkEngine", "LandmarkShape"]

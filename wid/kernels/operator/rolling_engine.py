@@ -39,19 +39,28 @@ Per micro-batch:
   are saved. (Merging every row of the batch into its bin in **add** was a
   fifth of a 1.25M-row micro-batch's engine time; most of those bins fall
   behind the horizon in the same micro-batch.)
+
+The three tables are entries of the shard's partials store
+(`wid.kernels.operator.partials`): a micro-batch adds its rows' bins and
+its counters as increments (what it changed), and rewrites ``rows``, which
+holds only the rows whose output is due or may be corrected; bins behind
+the horizon are left out, and ties merged, when the entry is compacted.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
 from wid.kernels.extents import (
-    Tables,
+    COUNT,
     append,
     by_key_and_time,
     cast_like,
     key_columns,
+    latest_counts,
     merge_over,
     merge_rows,
     ranges,
@@ -60,23 +69,43 @@ from wid.kernels.extents import (
     with_keys,
 )
 from wid.kernels.fields import FINAL, finish_all
-from wid.kernels.operator.layout import OperatorSpec
+from wid.kernels.operator.layout import OperatorSpec, Ranking
+from wid.kernels.operator.partials import Key, Partials
 from wid.kernels.operator.shard import Closing, Store
-from wid.kernels.tables import NONE, TS, concat, ints
+from wid.kernels.tables import TS, concat, ints
 
 SHOWN, RANKED = "_wid_shown", "_wid_ranked"
+TABLES = ("bins", "rows", "n")  # the engine's entries in the partials store
+
+
+@dataclass(frozen=True)
+class RollingShape:
+    """Rolling windows in the operator: over ``(ts - duration, ts]``; with
+    `every_rows` n only every n-th row (by `ranking`) opens an extent;
+    `columns` are the input columns every output row carries, in input
+    order."""
+
+    duration_us: int
+    every_rows: int
+    ranking: Ranking
+    columns: tuple[str, ...]
 
 
 class RollingEngine:
     """The `wid.kernels.operator.shard.Engine` of rolling windows."""
 
     def __init__(self, spec: OperatorSpec, store: Store) -> None:
-        assert spec.rolling is not None
-        self.spec, self.shape = spec, spec.rolling
+        self.spec = spec
+        self.shape: RollingShape = spec.shape
         self.keys = key_columns(spec.group_by)
-        self.tables = Tables(store, "rolling")
-        self.bins, self.rows, self.n = (self.tables.load(x) for x in ("bins", "rows", "n"))
+        self.parts = Partials(store, "rolling_index", "rolling_", self._merge, keys=TABLES)
+        self.bins, self.rows, self.n = (self.parts.read(x) for x in TABLES)
         self.arrived: pa.Table | None = None
+
+    def _merge(self, key: Key, table: pa.Table) -> pa.Table:
+        """An entry's parts merged: counters by their largest count; bins
+        and rows as they are (ties of bins merge when they are tidied)."""
+        return latest_counts(table, self.keys) if key == "n" else table
 
     @property
     def by_order(self) -> bool:
@@ -84,7 +113,8 @@ class RollingEngine:
         return self.shape.every_rows > 1 and self.shape.ranking.by == "order"
 
     def late(self, rows: pa.Table, before: np.ndarray) -> np.ndarray:
-        return np.asarray((before != NONE) & (ints(rows, TS) + self.spec.allowed_us < before))
+        closes = ints(rows, TS) + 1  # row t's window closes once the closing point passes t
+        return np.asarray(self.spec.policy.late(closes, closes, before))
 
     # -- add --------------------------------------------------------------------------------
     def add(self, rows: pa.Table, before: np.ndarray) -> None:
@@ -95,6 +125,7 @@ class RollingEngine:
         rows = by_key_and_time(with_keys(rows, self.keys), self.keys)  # so bins and rows stay in runs of this order
         self.arrived = rows.select([*self.keys, TS])
         partial = row_partials(self.spec.aggs, rows, rows.select([*self.keys, TS]))
+        self.parts.add("bins", partial)
         self.bins = partial if self.bins is None else concat([self.bins, cast_like(partial, self.bins.schema)])
         kept = rows.select(list(dict.fromkeys([*self.keys, TS, *self.shape.columns, *self.shape.ranking.order])))
         kept = kept.append_column(SHOWN, pa.array(np.zeros(rows.num_rows, dtype=bool)))
@@ -106,22 +137,21 @@ class RollingEngine:
     def _every_nth(self, rows: pa.Table) -> pa.Table:
         """`rows` ranked after their group's counter in rank order; only the
         rows whose 1-based rank is a multiple of every_rows."""
-        rows, rank, self.n, _ = rank_after(rows, self.n, self.keys, self.shape.ranking.order)
+        rows, rank, self.n, touched = rank_after(rows, self.n, self.keys, self.shape.ranking.order)
+        self.parts.add("n", touched.select([*self.keys, COUNT]))
         return rows.filter(pa.array((rank + 1) % self.shape.every_rows == 0))
 
     # -- emit --------------------------------------------------------------------------------
     def emit(self, before: Closing, after: Closing) -> tuple[pa.Table | None, pa.Table | None]:
         if self.rows is None or self.rows.num_rows == 0:
             return None, None
-        closed = self._closed(after)
         if self.by_order:
-            self._rank_closed(closed)
-            closed = self._closed(after)
+            self._rank_closed(self._closed(after))
         rows = self.rows
         assert rows is not None
         shown = rows.column(SHOWN).to_numpy(zero_copy_only=False).astype(bool)
-        touched = self._touched(rows)
-        emit = (closed & (~shown | touched)) | (~closed & touched & self.spec.on_update)
+        # a row emitted final is one whose window closed before this micro-batch (or arrived after it closed)
+        emit, closed = self.spec.policy.fire(shown, self._closed(after), self._touched(rows))
         self.rows = rows.set_column(rows.column_names.index(SHOWN), SHOWN, pa.array(shown | (emit & closed)))
         if not emit.any():
             return None, None
@@ -135,9 +165,9 @@ class RollingEngine:
         return pa.table(cols), None
 
     def _closed(self, after: Closing) -> np.ndarray:
+        """Is each held row's window closed (the closing point passed the row)?"""
         assert self.rows is not None
-        cp = after.of(self.rows, self.spec.scope)
-        return np.asarray((cp != NONE) & (ints(self.rows, TS) < cp))
+        return np.asarray(ints(self.rows, TS) < after.of(self.rows, self.spec.scope))
 
     def _rank_closed(self, closed: np.ndarray) -> None:
         """Rank the rows whose rank just became final; keep every n-th."""
@@ -151,9 +181,10 @@ class RollingEngine:
         self.rows = concat([self.rows.filter(pa.array(~fresh)), now])
 
     def _touched(self, rows: pa.Table) -> np.ndarray:
-        """Did a row of this batch land in each held row's extent? (Only
-        reopen and on_update ask: otherwise a row emits once, when closed.)"""
-        if not (self.spec.reopen or self.spec.on_update) or self.arrived is None or self.arrived.num_rows == 0:
+        """Did a row of this batch land in each held row's extent? (Asked
+        only where a touched window may fire: otherwise a row emits once,
+        when closed.)"""
+        if not self.spec.policy.fires_touched or self.arrived is None or self.arrived.num_rows == 0:
             return np.zeros(rows.num_rows, dtype=bool)
         ts = ints(rows, TS)
         span = ranges(self.arrived, self.keys, TS, rows, ts - self.shape.duration_us + 1, ts)
@@ -164,17 +195,20 @@ class RollingEngine:
 
     # -- evict ---------------------------------------------------------------------------------
     def evict(self, after: Closing) -> None:
-        budget = self.spec.allowed_us
         if self.rows is not None:
             cp = after.of(self.rows, self.spec.scope)
-            self.rows = self.rows.filter(pa.array(~((cp != NONE) & (ints(self.rows, TS) + budget < cp))))
-        if self.bins is not None:
-            cp = after.of(self.bins, self.spec.scope)
-            horizon = np.where(cp != NONE, cp, 0) - budget - self.shape.duration_us
-            self.bins = self.bins.filter(pa.array(~((cp != NONE) & (ints(self.bins, TS) <= horizon))))
-            self.bins = merge_rows(self.spec.aggs, self.bins, [*self.keys, TS])
-        for name, table in (("bins", self.bins), ("rows", self.rows), ("n", self.n)):
-            self.tables.save(name, table)
+            self.rows = self.rows.filter(pa.array(self.spec.policy.takes(ints(self.rows, TS) + 1, cp)))
+            self.parts.replace("rows", self.rows)
+        self.bins = self._reachable(self.bins, after)
+        self.parts.flush(tidy=lambda key, table: self._reachable(table, after) if key == "bins" else table)
+
+    def _reachable(self, bins: pa.Table | None, after: Closing) -> pa.Table | None:
+        """`bins` without those no window still taking rows reaches (at or
+        before ``C - A - d``), ties merged."""
+        if bins is None:
+            return None
+        horizon = self.spec.policy.takes_after(after.of(bins, self.spec.scope)) - self.shape.duration_us
+        return merge_rows(self.spec.aggs, bins.filter(pa.array(ints(bins, TS) > horizon)), [*self.keys, TS])
 
     def held(self) -> tuple[int, int]:
         bins = 0 if self.bins is None else self.bins.num_rows
@@ -182,4 +216,4 @@ class RollingEngine:
         return rows, bins + rows
 
 
-__all__ = ["RollingEngine"]
+__all__ = ["RollingEngine", "RollingShape"]

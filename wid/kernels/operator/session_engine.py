@@ -5,22 +5,25 @@ group columns, ``[start, end]`` (end = the running ``max(ts + gap)``, as in
 Spark's `session_window`), whether it was emitted under its current start,
 and the partial fields of its rows. Rows are never kept.
 
-- **late**: a row is late when ``ts + A < C`` (C the group's closing point
-  before the batch, A = `allowed_lateness_ms` under reopen, else 0).
+- **late**: a session closes at ``end + 1`` µs (a row exactly at its end
+  still joins it); a row, at ``ts + 1``: the window's trigger policy
+  (`wid.semantics.trigger`) makes it late when ``ts + A < C`` (C the
+  group's closing point before the batch, A = `allowed_lateness_ms` under
+  reopen, else 0).
 - **add**: the batch's rows, as one-row sessions ``[ts, ts + gap]``, and the
   held sessions of the same groups are sorted by start and merged where a
   start is at or before the running end of the group; partials merge by
   session. A merged session whose members were emitted under another start
   retracts those keys.
-- **emit**: a session is final once ``end < C``; it emits when it closes,
-  and again when a reopened session takes a row; with ``emit =
-  "on_update"`` a touched open session emits its partial value.
-- **evict**: a session goes once ``C > end + A``.
+- **emit**: what the trigger policy fires: a session when it closes, again
+  when a reopened session takes a row, and on update a touched open
+  session (its partial value).
+- **evict**: a session goes once it no longer takes rows (``C > end + A``).
 
 A micro-batch in which no session can close or go (every session held,
 and every new one, ends at or after the highest closing point after it),
-with ``emit = "on_close"`` and no reopen, has nothing to emit: it writes its
-rows as an increment (`wid.kernels.operator.increments`: its sessions among
+where no touched session fires (on close, no reopen), has nothing to emit: it writes its
+rows as an increment (`wid.kernels.operator.partials`: its sessions among
 themselves), read back and merged with the shard's sessions when one can
 close. Each increment keeps its least session end; a session's end is at
 least that of every part merged into it, so the least end over the base
@@ -29,7 +32,7 @@ and the increments tells whether any session can close.
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -44,36 +47,47 @@ from wid.kernels.fields import (
     fields_of,
     finish_all,
 )
-from wid.kernels.operator.increments import Entry, increment_name
 from wid.kernels.operator.layout import OperatorSpec
+from wid.kernels.operator.partials import Partials
 from wid.kernels.operator.shard import Closing, Store
-from wid.kernels.tables import NONE, TS, concat, from_bytes, group_ids, ints, state_bytes
+from wid.kernels.tables import TS, concat, group_ids, ints
 from wid.kernels.vector_aggregates import CapError
 
 SHOWN, TOUCHED = "_wid_shown", "_wid_touched"
-BASE, INDEX, INCREMENT = "sessions", "sessions_index", "sessions."  # the sessions' table, its `Entry`, its increments
+BASE, INDEX, INCREMENT = "sessions", "sessions_index", "sessions."  # the sessions' base, the index, its increments
+KEY = ""  # the one entry of the partials store: every session of the shard
+
+
+@dataclass(frozen=True)
+class SessionShape:
+    """Session windows in the operator: a fixed gap, or the column holding
+    each row's gap in milliseconds."""
+
+    gap_us: int | None = None
+    gap_column: str | None = None
 
 
 class SessionEngine:
     """The `wid.kernels.operator.shard.Engine` of session windows."""
 
     def __init__(self, spec: OperatorSpec, store: Store) -> None:
-        self.spec, self.store = spec, store
-        raw = store.get(INDEX)
-        # before increments, the sessions' table alone: an entry without increments, its rows unknown (1 stands)
-        self.entry = Entry.loads(raw and json.loads(raw)) if raw else Entry(rows=int(store.get(BASE) is not None))
+        self.spec = spec
+        self.parts = Partials(store, INDEX, BASE, lambda _, t: self._sessionize(self._flag(t, touched=False)),
+                              increment_prefix=INCREMENT, keys=(KEY,), least_end=lambda t: int(ints(t, END).min()))
         self.table: pa.Table | None = None  # every session, merged, once read
         self.new: pa.Table | None = None  # this micro-batch's sessions among its own rows
         self.retracted: pa.Table | None = None
         self.appended = False  # the micro-batch wrote its sessions as an increment
 
     def _gaps(self, rows: pa.Table) -> np.ndarray:
-        if self.spec.gap_column is not None:
-            return ints(rows, self.spec.gap_column) * 1000
-        return np.full(rows.num_rows, self.spec.gap_us or 0, dtype=np.int64)
+        shape = self.spec.shape
+        if shape.gap_column is not None:
+            return ints(rows, shape.gap_column) * 1000
+        return np.full(rows.num_rows, shape.gap_us or 0, dtype=np.int64)
 
     def late(self, rows: pa.Table, before: np.ndarray) -> np.ndarray:
-        return np.asarray((before != NONE) & (ints(rows, TS) + self.spec.allowed_us < before))
+        closes = ints(rows, TS) + 1
+        return np.asarray(self.spec.policy.late(closes, closes, before))
 
     # -- add -------------------------------------------------------------------
     def add(self, rows: pa.Table, before: np.ndarray) -> None:
@@ -94,10 +108,9 @@ class SessionEngine:
         """Every session: the stored base and increments (untouched) and this
         micro-batch's (touched), merged; read once."""
         if self.table is None:
-            blobs = ([self.store.get(BASE)] if self.entry.rows or self.entry.figure is None else []) + [
-                self.store.get(increment_name(INCREMENT, "", i[0])) for i in self.entry.increments]
-            parts = [self._flag(from_bytes(b), touched=False) for b in blobs if b is not None]
-            parts += [] if self.new is None else [self.new]
+            stored = self.parts.read(KEY)  # base and increments, merged (this micro-batch's are not added yet)
+            parts = ([] if stored is None else [self._flag(stored, touched=False)]) + (
+                [] if self.new is None else [self.new])
             joined = concat(parts) if parts else None
             self.table = self._sessionize(joined) if joined is not None and joined.num_rows else joined
         return self.table
@@ -108,14 +121,14 @@ class SessionEngine:
         ending at or after the highest closing point, the rows held within
         the cap. A base without its least end (written before increments)
         is not known to be quiet."""
-        if self.spec.on_update or self.spec.reopen or self.table is not None or (
-                self.entry.rows and self.entry.figure is None):
+        ends = self.parts.least_ends(KEY)
+        if self.spec.policy.fires_touched or self.table is not None or ends is None:
             return False
         adding = 0 if self.new is None else self.new.num_rows
         cap = self.spec.max_groups
-        if adding and ((cap is not None and self.entry.held + adding > cap) or self.entry.compacts(adding)):
+        if adding and ((cap is not None and self.parts.held(KEY) + adding > cap) or self.parts.compacts(KEY, adding)):
             return False
-        ends = self.entry.figures() + ([] if self.new is None else [int(ints(self.new, END).min())])
+        ends += [] if self.new is None else [int(ints(self.new, END).min())]
         top = after.highest
         return top is None or not ends or min(ends) >= top
 
@@ -167,11 +180,10 @@ class SessionEngine:
         held = self._held()
         if held is None or held.num_rows == 0:
             return None, self.retracted
-        end = ints(held, END)
-        closed = end < after.of(held, self.spec.scope)
-        was_closed = end < before.of(held, self.spec.scope)
+        closes = ints(held, END) + 1
         touched = held.column(TOUCHED).to_numpy(zero_copy_only=False).astype(bool)
-        emit = (closed & (touched | ~was_closed)) | (touched & ~closed & self.spec.on_update)
+        emit, closed = self.spec.policy.fire(closes <= before.of(held, self.spec.scope),
+                                             closes <= after.of(held, self.spec.scope), touched)
         shown = held.column(SHOWN).to_numpy(zero_copy_only=False).astype(bool) | emit
         self.table = held.set_column(held.column_names.index(SHOWN), SHOWN, pa.array(shown))
         if not emit.any():
@@ -185,30 +197,21 @@ class SessionEngine:
     def evict(self, after: Closing) -> None:
         if self.appended:  # nothing closes: this micro-batch's sessions (if any) are an increment
             if self.new is not None:
-                seq = self.entry.add_increment(self.new.num_rows, int(ints(self.new, END).min()))
-                self.store.put(increment_name(INCREMENT, "", seq), state_bytes(self.new))
+                self.parts.add(KEY, self.new)
         elif self.table is not None:
-            keep = after.of(self.table, self.spec.scope) <= ints(self.table, END) + self.spec.allowed_us
+            keep = self.spec.policy.takes(ints(self.table, END) + 1, after.of(self.table, self.spec.scope))
             self.table = self.table.filter(pa.array(keep))
             cap = self.spec.max_groups
             if cap is not None and self.table.num_rows > cap:
                 raise CapError(cap_message(self.spec, int(ints(self.table, START).min()),
                                            int(ints(self.table, END).max())))
-            self._replace(self.table)
-        self.store.put(INDEX, json.dumps(self.entry.dumps()).encode())
-
-    def _replace(self, table: pa.Table) -> None:
-        """`table` (every session, merged) replaces the base and increments."""
-        for i in self.entry.increments:
-            self.store.delete(increment_name(INCREMENT, "", i[0]))
-        low = int(ints(table, END).min()) if table.num_rows else None
-        self.entry = Entry(rows=table.num_rows, next_seq=self.entry.next_seq, figure=low)
-        self.store.put(BASE, state_bytes(table))
+            self.parts.replace(KEY, self.table)
+        self.parts.flush()
 
     def held(self) -> tuple[int, int]:
         """(sessions held, rows held: sessions in the base and increments)."""
-        rows = self.table.num_rows if self.table is not None else self.entry.held
+        rows = self.table.num_rows if self.table is not None else self.parts.held(KEY)
         return rows, rows
 
 
-__all__ = ["SessionEngine"]
+__all__ = ["SessionEngine", "SessionShape"]

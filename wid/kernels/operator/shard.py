@@ -36,7 +36,6 @@ from wid.kernels.operator.layout import OperatorSpec
 from wid.kernels.tables import (
     CLOCK,
     FILE,
-    NONE,
     ORIGINAL,
     PTIME,
     PUNCT,
@@ -49,6 +48,7 @@ from wid.kernels.tables import (
     state_bytes,
     where,
 )
+from wid.semantics.trigger import NOTHING_CLOSED
 from wid.semantics.watermark import SourceBatch, SourceClock, Watermarks
 
 LATE_REASON = "late: its window was already emitted"
@@ -91,9 +91,10 @@ class MemoryStore:
         self.panes.pop(pane, None)
 
 
-# The layout of the operator's state: 1 (no number written), whole tables per entry; 2, a base and increments
-# (`wid.kernels.operator.increments`), which reads layout 1's entries as bases without increments.
-LAYOUT = 2
+# The layout of the operator's state: 1 (no number written), whole tables per entry; 2, a base and increments for
+# time panes and sessions; 3, every engine's state in the partials store (`wid.kernels.operator.partials`), which
+# reads the earlier layouts' entries and tables as bases without increments.
+LAYOUT = 3
 
 
 @dataclass
@@ -131,14 +132,14 @@ class Closing:
     keyed: pa.Table | None
 
     def of(self, table: pa.Table, scope: tuple[str, ...]) -> np.ndarray:
-        """The closing point of each row's group (`NONE` where nothing is closed)."""
-        g = NONE if self.global_us is None else self.global_us
+        """The closing point of each row's group (`NOTHING_CLOSED` where nothing is closed)."""
+        g = NOTHING_CLOSED if self.global_us is None else self.global_us
         out = np.full(table.num_rows, g, dtype=np.int64)
         if self.keyed is None or not scope or self.keyed.num_rows == 0 or table.num_rows == 0:
             return out
         both = concat([self.keyed.select(list(scope)), table.select(list(scope))])
         ids, n, _ = group_ids(both, scope)
-        keyed_p = np.full(n, NONE, dtype=np.int64)
+        keyed_p = np.full(n, NOTHING_CLOSED, dtype=np.int64)
         k = self.keyed.num_rows
         keyed_p[ids[:k]] = self.keyed.column("p").to_numpy()
         return np.asarray(np.maximum(out, keyed_p[ids[k:]]))

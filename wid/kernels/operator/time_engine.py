@@ -4,24 +4,24 @@ State is one entry per pane (``gcd(duration, hop)`` long; a tumbling window
 is one pane): the partial fields of every group of the shard that has rows
 in it, as an Arrow table. Rows are never kept.
 
-- **late** (Li et al., section 5): window w (end e) takes rows while the
-  group's closing point C is below ``e + A`` (A = `allowed_lateness_ms`
-  under reopen, else 0). ``generous``: a row is late when its last window
-  no longer takes rows; ``consistent``: when its first one does not.
+- **late** (Li et al., section 5): window w closes at its end; the window's
+  trigger policy (`wid.semantics.trigger`) judges a row by the ends of its
+  first and last windows (``generous``: late when its last window no longer
+  takes rows; ``consistent``: when its first one does not).
 - **add**: rows become partials per (group, pane), merged into the pane's
   entry. A generous row added to a pane whose early windows have emitted
   only reaches the windows emitted later (emitted windows are not
   recomputed unless reopened), which is exactly the generous mode.
-- **emit**: the windows whose end passes from ``(C_before, C_after]``
-  (final), the reopened windows a row touched (final, corrected), and with
-  ``emit = "on_update"`` the open windows a row touched (partial), each
-  merged from its panes (``length/hop`` pane partials per window). The
+- **emit**: the windows the trigger policy fires, from whether each was
+  closed before and after the micro-batch and whether a row touched it
+  (closing: final; reopened: final, corrected; open on update: partial),
+  each merged from its panes (``length/hop`` pane partials per window). The
   windows are made a run of groups at a time, as the output is read
   (`EMIT_WINDOWS` a chunk): a micro-batch that closes a day of 1-minute
   hopping windows for 100,000 keys emits 144M windows, and made at once
   they took more than 11 GB in one shard's worker, where a chunk takes
   about 100 MB.
-- **evict**: a pane goes once its last window is past the budget.
+- **evict**: a pane goes once its last window no longer takes rows.
 
 Pane tables reach the state store once, at the end of the micro-batch
 (`evict`): each put or delete is a round trip to Spark's state server, and
@@ -37,29 +37,29 @@ touches a few of a pane's groups writes those, not the pane.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
 from wid.kernels.fields import END, FINAL, START, cap_message, field, fields_of, finish_all
-from wid.kernels.operator.increments import Entry, increment_name
 from wid.kernels.operator.layout import OperatorSpec
+from wid.kernels.operator.partials import Partials
 from wid.kernels.operator.shard import Closing, Emitted, Store
 from wid.kernels.pane_merge import WINDOW_ID as MERGED_WINDOW_ID
 from wid.kernels.pane_merge import FieldOp, MergeSpec, merge_sorted, new_windows, sort_panes
 from wid.kernels.tables import (
-    NONE,
     PANE,
     TS,
     concat,
-    from_bytes,
     group_ids,
     ints,
-    state_bytes,
 )
 from wid.kernels.vector_aggregates import CapError
+from wid.semantics.calendar_windows import CalendarHopping
+from wid.semantics.trigger import NOTHING_CLOSED
+from wid.semantics.windowing import Hopping
 
 WMIN = "_wid_wmin"
 INCREMENT = "pane"  # a pane's increments are named pane<id>.<seq> (`increments.increment_name`)
@@ -96,20 +96,22 @@ def _joint_ids(a: pa.Table, b: pa.Table, keys: list[str]) -> tuple[np.ndarray, i
     return gid, groups
 
 
+@dataclass(frozen=True)
+class TimeShape:
+    """Tumbling and hopping windows in the operator: their geometry, built on
+    the driver (`wid.semantics.windowing.Hopping`, or on a calendar
+    `wid.semantics.calendar_windows.CalendarHopping`)."""
+
+    geometry: Hopping | CalendarHopping
+
+
 class TimeEngine:
     """The `wid.kernels.operator.shard.Engine` of tumbling and hopping windows."""
 
     def __init__(self, spec: OperatorSpec, store: Store) -> None:
-        assert spec.geometry is not None
-        self.spec, self.store, self.g = spec, store, spec.geometry
-        raw = store.get("panes")
-        self.index: dict[int, Entry] = {} if raw is None else {
-            int(k): Entry.loads(v) for k, v in json.loads(raw).items()}
-        self.cache: dict[int, pa.Table] = {}  # panes read (merged) in this micro-batch
-        self.dirty: set[int] = set()   # panes whose merged table replaces their base, not yet written
-        self.fresh: dict[int, pa.Table] = {}  # this micro-batch's rows of panes that take them as an increment
-        self.spent: list[str] = []  # increments a new base replaces, to delete
-        self.stored = {p for p, e in self.index.items() if e.rows}  # panes whose base the store holds
+        self.spec, self.g, self.policy = spec, spec.shape.geometry, spec.policy
+        # one entry per pane: its base in the pane's slot, its increments pane<id>.<seq>, the index "panes"
+        self.parts = Partials(store, "panes", "", self._merge, increment_prefix=INCREMENT, numbered=True)
         self.touched: pa.Table | None = None
 
     # -- geometry, vectorised (`wid.semantics.windowing.Hopping`, or on a calendar
@@ -126,28 +128,25 @@ class TimeEngine:
         if len(before) and before.min() == before.max():  # one closing point (no keyed punctuation)
             return np.asarray(ints(rows, TS) < self._late_below(int(before[0])))
         first, last = self._windows(self._panes(rows))
-        ref = self.g.end(last if self.spec.late_mode == "generous" else first)
-        return np.asarray((before != NONE) & (before >= ref + self.spec.allowed_us))
+        return np.asarray(self.policy.late(self.g.end(first), self.g.end(last), before))
 
     def _late_below(self, closing_us: int) -> int:
         """The event time below which a row is late when its group's closing
         point is `closing_us`: `late`'s rule solved for the pane (the first
-        window still taking rows is w0; a generous row is late when its last
-        window is before w0, a consistent one when its first is), which
-        spares a division per row."""
-        if closing_us == NONE:
-            return NONE
-        w0 = self.g.first_window_ending_after(closing_us - self.spec.allowed_us)
-        return int(self.g.start(w0) if self.spec.late_mode == "generous" else self.g.end(w0 - 1))
+        window still taking rows is w0; a row is late when the window the
+        policy judges it by, its last or its first, is before w0: before
+        w0's start, or w0 - 1's end), which spares a division per row."""
+        if closing_us == NOTHING_CLOSED:
+            return NOTHING_CLOSED
+        w0 = self.g.first_window_ending_after(self.policy.takes_after(closing_us))
+        return int(self.policy.judged(first=self.g.end(w0 - 1), last=self.g.start(w0)))
 
     def _first_counted(self, q: np.ndarray, before: np.ndarray) -> np.ndarray:
-        """The earliest window each accepted row counts in (generous: the
-        first that still takes rows; consistent: its first window)."""
+        """The earliest window each accepted row counts in: the first that
+        still takes rows (a consistent row's first window takes them all)."""
         first, _ = self._windows(q)
-        if self.spec.late_mode == "consistent":
-            return first
-        closed = before != NONE
-        open_from = self.g.first_window_ending_after(np.where(closed, before, 0) - self.spec.allowed_us)
+        closed = before != NOTHING_CLOSED
+        open_from = self.g.first_window_ending_after(self.policy.takes_after(np.where(closed, before, 0)))
         return np.where(closed, np.maximum(first, open_from), first)
 
     # -- add ---------------------------------------------------------------------
@@ -163,7 +162,7 @@ class TimeEngine:
         for i, agg in enumerate(self.spec.aggs):
             for k, v in agg.merge(agg.rows(rows, ts), ids, n).items():
                 partial = partial.append_column(field(i, k), v)
-        if self.spec.reopen or self.spec.on_update:  # only these emit the windows a row touched
+        if self.policy.fires_touched:  # only then may a window a row touched fire
             wmin = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
             np.minimum.at(wmin, ids, self._first_counted(q, before))
             self.touched = partial.select([*keys, PANE]).append_column(WMIN, pa.array(wmin))
@@ -173,46 +172,21 @@ class TimeEngine:
         for lo, hi in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(panes)]]), strict=True):
             self._merge_pane(int(panes[lo]), partial.slice(lo, hi - lo).drop_columns([PANE]))
 
-    def _load(self, pane: int) -> pa.Table | None:
-        """Pane `pane`'s table: its base, its increments and this
-        micro-batch's rows for it, merged (None: the pane holds nothing)."""
-        if pane not in self.cache:
-            entry = self.index.get(pane)
-            if entry is None:
-                return None
-            parts = [from_bytes(blob) for blob in self._stored_parts(pane, entry) if blob is not None]
-            if pane in self.fresh:
-                parts.append(self.fresh[pane])
-            if not parts:
-                return None
-            self.cache[pane] = parts[0] if len(parts) == 1 else self._merge(concat(parts))
-        return self.cache[pane]
-
-    def _stored_parts(self, pane: int, entry: Entry) -> list[bytes | None]:
-        base = [self.store.get_pane(pane)] if entry.rows else []
-        return base + [self.store.get(increment_name(INCREMENT, pane, i[0])) for i in entry.increments]
-
     def _merge_pane(self, pane: int, new: pa.Table) -> None:
         """Add `new` (partials of this micro-batch's rows in `pane`) to the
-        pane: as an increment when the pane keeps one (no read), else merged
-        into its table, the group cap checked on the merged table (an
-        increment needs it only when the rows the pane holds could pass the
-        cap)."""
-        entry = self.index.get(pane)
+        pane's entry of the partials store (an increment, unless compaction
+        is due); the group cap is checked on the merged table when the rows
+        the pane holds could pass it."""
+        self.parts.add(pane, new)
         cap = self.spec.max_groups
-        could_pass = cap is not None and (0 if entry is None else entry.held) + new.num_rows > cap
-        if entry is not None and pane not in self.cache and not could_pass and not entry.compacts(new.num_rows):
-            self.fresh[pane] = new
-            return
-        old = self._load(pane)
-        table = new if old is None else self._merge(concat([old, new]))
-        if cap is not None and table.num_rows > cap:
-            g = self.g
-            first, last = g.first_window(pane), g.last_window(pane)
-            raise CapError(cap_message(self.spec, g.start(first), g.end(last if g.panes.hop > 1 else first)))
-        self._save(pane, table)
+        if cap is not None and self.parts.held(pane) > cap:
+            table = self.parts.read(pane)
+            if table is not None and table.num_rows > cap:
+                g = self.g
+                first, last = g.first_window(pane), g.last_window(pane)
+                raise CapError(cap_message(self.spec, g.start(first), g.end(last if g.panes.hop > 1 else first)))
 
-    def _merge(self, table: pa.Table) -> pa.Table:
+    def _merge(self, pane: object, table: pa.Table) -> pa.Table:
         """Rows of equal group merged into one."""
         keys = list(self.spec.group_by)
         ids, n, first = group_ids(table, keys)
@@ -222,30 +196,6 @@ class TimeEngine:
             cols.update({field(i, k): v for k, v in agg.merge(fields_of(table, i), ids, n).items()})
         return pa.table(cols)
 
-    def _save(self, pane: int, table: pa.Table) -> None:
-        """`table` (merged) replaces pane `pane`'s base and increments."""
-        old = self.index.get(pane, Entry())
-        self.spent += [increment_name(INCREMENT, pane, i[0]) for i in old.increments]
-        self.fresh.pop(pane, None)
-        self.cache[pane] = table
-        self.index[pane] = Entry(rows=table.num_rows, next_seq=old.next_seq)
-        self.dirty.add(pane)
-
-    def _flush(self) -> None:
-        """Write the panes this micro-batch changed and kept: a new base, or
-        an increment; delete the increments a new base replaced."""
-        for pane in sorted(self.dirty):
-            self.store.put_pane(pane, state_bytes(self.cache[pane]))
-        self.stored |= self.dirty
-        for pane, table in sorted(self.fresh.items()):
-            seq = self.index[pane].add_increment(table.num_rows)
-            self.store.put(increment_name(INCREMENT, pane, seq), state_bytes(table))
-        for name in self.spent:
-            self.store.delete(name)
-        self.dirty.clear()
-        self.fresh.clear()
-        self.spent.clear()
-
     # -- emit --------------------------------------------------------------------
     def _pane_range(self, before: Closing, after: Closing) -> tuple[int, int] | None:
         """Panes the emitted windows can cover, or None when nothing emits.
@@ -253,15 +203,15 @@ class TimeEngine:
         now end after the global watermark before the batch."""
         g, panes = self.g, self.g.panes
         lo, hi = [], []
-        top = after.highest
-        if top is not None and self.index:
+        top, held = after.highest, self.parts.held_keys()
+        if top is not None and held:
             last = g.first_window_ending_after(top) - 1
             low = before.global_us
-            first = g.first_window(min(self.index)) if low is None else g.first_window_ending_after(low)
+            first = g.first_window(min(held)) if low is None else g.first_window_ending_after(low)
             if first <= last:
                 lo.append(panes.first_pane(first))
                 hi.append(panes.last_pane(last))
-        if self.touched is not None and (self.spec.reopen or self.spec.on_update):
+        if self.touched is not None:
             q = ints(self.touched, PANE)
             lo.append(int(panes.first_pane(ints(self.touched, WMIN)).min()))
             hi.append(int(panes.last_pane(g.last_window(q)).max()))
@@ -271,9 +221,9 @@ class TimeEngine:
         span = self._pane_range(before, after)
         if span is None:
             return None, None
-        panes = sorted(p for p in self.index if span[0] <= p <= span[1])
+        panes = sorted(p for p in self.parts.held_keys() if span[0] <= int(p) <= span[1])
         tables = [t.append_column(PANE, pa.array(np.full(t.num_rows, p, dtype=np.int64)))
-                  for p in panes if (t := self._load(p)) is not None and t.num_rows]
+                  for p in panes if (t := self.parts.read(p)) is not None and t.num_rows]
         if not tables:
             return None, None
         return self._chunks(concat(tables), before, after), None
@@ -302,7 +252,7 @@ class TimeEngine:
         those ids; rows of groups without panes in `table` are left out
         (nothing of theirs emits). None when touched windows need no
         emission."""
-        if self.touched is None or not (self.spec.reopen or self.spec.on_update):
+        if self.touched is None:
             return None
         keys, n = list(self.spec.group_by), table.num_rows
         gid, groups = _joint_ids(table, self.touched, keys)
@@ -322,11 +272,8 @@ class TimeEngine:
         w = ints(merged, PANE)
         end = self.g.end(w)
         bef, aft = before.of(merged, self.spec.scope), after.of(merged, self.spec.scope)
-        keep = (bef < end) & (end <= aft)
-        touched = None if touched_rows is None else self._touched(merged, w, touched_rows)
-        if touched is not None:
-            keep |= touched & ((end <= aft) if self.spec.reopen else False)
-            keep |= touched & ((end > aft) if self.spec.on_update else False)
+        touched = np.zeros(len(w), bool) if touched_rows is None else self._touched(merged, w, touched_rows)
+        keep, final = self.policy.fire(end <= bef, end <= aft, touched)
         if self.g.has_gaps:  # a calendar window whose first hop holds no instant is never output
             keep &= self.g.exists(w)
         if not keep.any():
@@ -334,7 +281,7 @@ class TimeEngine:
         merged, w, end = merged.filter(pa.array(keep)), w[keep], end[keep]
         self._check_cap(w, counts)
         start = self.g.start(w)
-        cols: dict[str, pa.Array] = {START: pa.array(start), END: pa.array(end), FINAL: pa.array(end <= aft[keep])}
+        cols: dict[str, pa.Array] = {START: pa.array(start), END: pa.array(end), FINAL: pa.array(final[keep])}
         cols.update({k: merged.column(k) for k in self.spec.group_by})
         cols.update(finish_all(self.spec, merged, start, end))
         return pa.table(cols)
@@ -415,36 +362,30 @@ class TimeEngine:
     def evict(self, after: Closing) -> None:
         top = after.highest
         if top is not None:
-            budget = self.spec.allowed_us
-            done = [p for p in self.index if self.g.end(self.g.last_window(p)) + budget <= top]
+            done = [int(p) for p in self.parts.held_keys() if not self.policy.takes(self.g.end(self.g.last_window(p)), top)]
             for p in done:
-                self._evict_pane(p, after, budget)
-        self._flush()
-        self.store.put("panes", json.dumps({p: e.dumps() for p, e in self.index.items()}).encode())
+                self._evict_pane(p, after)
+        self.parts.flush()
 
-    def _evict_pane(self, pane: int, after: Closing, budget: int) -> None:
-        limit = self.g.end(self.g.last_window(pane)) + budget
+    def _evict_pane(self, pane: int, after: Closing) -> None:
+        """Drop pane `pane`, whose last window takes no more rows, but for
+        the groups a keyed punctuation has not closed yet."""
+        closes = self.g.end(self.g.last_window(pane))
         keep = None
-        if after.keyed is not None and after.keyed.num_rows and (after.global_us is None or after.global_us < limit):
-            table = self._load(pane)
+        if after.keyed is not None and after.keyed.num_rows and (
+                after.global_us is None or self.policy.takes(closes, after.global_us)):
+            table = self.parts.read(pane)
             if table is not None:
-                keep = table.filter(pa.array(after.of(table, self.spec.scope) < limit))
+                keep = table.filter(pa.array(self.policy.takes(closes, after.of(table, self.spec.scope))))
         if keep is not None and keep.num_rows:
-            self._save(pane, keep)
-            return
-        entry = self.index.pop(pane)
-        self.cache.pop(pane, None)
-        self.fresh.pop(pane, None)
-        self.dirty.discard(pane)
-        if pane in self.stored:
-            self.store.delete_pane(pane)
-            self.stored.discard(pane)
-        self.spent += [increment_name(INCREMENT, pane, i[0]) for i in entry.increments]
+            self.parts.replace(pane, keep)
+        else:
+            self.parts.drop(pane)
 
     def held(self) -> tuple[int, int]:
         """(panes held, rows held: a group's partials in a pane's base or increments)."""
-        return len(self.index), sum(e.held + (self.fresh[p].num_rows if p in self.fresh else 0)
-                                    for p, e in self.index.items())
+        panes = self.parts.held_keys()
+        return len(panes), sum(self.parts.held(p) for p in panes)
 
 
-__all__ = ["TimeEngine", "key_runs"]
+__all__ = ["TimeEngine", "TimeShape", "key_runs"]

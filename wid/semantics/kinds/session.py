@@ -2,28 +2,32 @@
 runs of a group's rows, each next row no later than the running
 ``max(ts + gap)`` (`wid.semantics.sessions`).
 
-On a stream a row is late when ``ts + A < C`` (A: `allowed_lateness_ms`
-under ``reopen``, else 0; C the closing point before its batch). Closed
-sessions end before C, so an accepted row can never join a session that was
-emitted and dropped: the emitted sessions are exactly the batch sessions of
-the accepted rows. A session emits (final) once its end is before C (``end <
-C``: a row exactly at the end would still join it), and again when a
-reopened session takes a row; a session emitted under a start it no longer
-has (it merged with another, or took an earlier row) is retracted: its old
+On a stream a session closes at ``end + 1`` µs (``end < C``: a row exactly
+at the end would still join it), and a row is late when ``ts + A < C`` (A:
+`allowed_lateness_ms` under ``reopen``, else 0; C the closing point before
+its batch: its own closing time is ``ts + 1``). Closed sessions end before
+C, so an accepted row can never join a session that was emitted and
+dropped: the emitted sessions are exactly the batch sessions of the
+accepted rows. A session fires as the trigger policy says
+(`wid.semantics.trigger`); a session emitted under a start it no longer has
+(it merged with another, or took an earlier row) is retracted: its old
 natural key must be deleted from the sink.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from wid.semantics.kinds.base import KindSemantics, allowed_us
+from wid.semantics import reasons
+from wid.semantics.kinds.base import KindSemantics
 from wid.semantics.rows import TS, Group, key_of, window_head, window_row
 from wid.semantics.sessions import sessionize
-from wid.semantics.stream_types import Accepted, Admission, Emission
+from wid.semantics.stream_types import Accepted, Admitted, Emission
 from wid.semantics.timeunits import ms_to_us
+from wid.semantics.trigger import TriggerPolicy
+from wid.spec.kinds import SessionWindows
 from wid.spec.window import Window
 
 
@@ -33,7 +37,14 @@ def gaps_us(w: Window, rows: Sequence[dict[str, Any]]) -> list[tuple[int, int]]:
 
 
 class SessionSemantics(KindSemantics):
-    name = "session"
+    shape = SessionWindows
+
+    def reject_reason(self, row: Mapping[str, Any], w: Window) -> str | None:
+        """A per-row gap that is NULL or not positive."""
+        column = w.gap_column
+        if column is not None and (row[column] is None or row[column] <= 0):
+            return reasons.bad_gap(column)
+        return None
 
     def evaluate(self, good: list[dict[str, Any]], w: Window) -> list[dict[str, Any]]:
         groups: dict[Group, list[dict[str, Any]]] = defaultdict(list)
@@ -45,32 +56,29 @@ class SessionSemantics(KindSemantics):
                 out.append(window_row(w, window_head(w, start, end, keys), [members[i] for i in idx]))
         return out
 
-    def rules(self, w: Window) -> SessionRules:
-        return SessionRules(w)
+    def rules(self, w: Window, policy: TriggerPolicy) -> SessionRules:
+        return SessionRules(w, policy)
 
 
 class SessionRules:
     """`wid.semantics.stream_types.StreamRules` of session windows; it keeps
     the sessions it emitted (group, start), to retract those that moved."""
 
-    def __init__(self, w: Window) -> None:
-        self.w, self.allowed = w, allowed_us(w)
+    def __init__(self, w: Window, policy: TriggerPolicy) -> None:
+        self.w, self.policy = w, policy
         self.shown: set[tuple[Group, int]] = set()
 
-    def admit(self, ts: int, closed: int | None) -> Admission | None:
-        return None if closed is not None and ts + self.allowed < closed else Admission()
+    def admit(self, ts: int, closed: int) -> Admitted | None:
+        return None if self.policy.late(ts + 1, ts + 1, closed) else Admitted()
 
-    def emit(self, key: Group, members: Sequence[Accepted], index: int, prev: int | None,
-             now: int | None) -> list[Emission]:
+    def emit(self, key: Group, members: Sequence[Accepted], index: int, prev: int, now: int) -> list[Emission]:
         out, starts = [], set()
         for start, end, idx in sessionize(gaps_us(self.w, [a.row for a in members])):
             starts.add(start)
-            touched = any(members[i].batch == index for i in idx)
-            closed = now is not None and end < now
-            was_closed = prev is not None and end < prev
-            if (closed and (touched or not was_closed)) or (touched and self.w.emit == "on_update"):
+            fires, final = self.policy.fire(end + 1 <= prev, end + 1 <= now, any(members[i].batch == index for i in idx))
+            if fires:
                 row = window_row(self.w, window_head(self.w, start, end, key), [members[i].row for i in idx])
-                out.append(Emission(row, final=closed))
+                out.append(Emission(row, final=final))
                 self.shown.add((key, start))
         for gone in sorted(k for k in self.shown if k[0] == key and k[1] not in starts):
             self.shown.discard(gone)

@@ -2,14 +2,13 @@
 lies in the windows `wids` gives; on a stream, the paper's two modes for a
 row late for some of its windows (Li et al., section 5).
 
-On a stream, window w (end e) still takes rows while the closing point
-``C < e + A`` (A: `allowed_lateness_ms` under ``reopen``, else 0). In
-``generous`` mode a row counts in those of its windows that still take rows
-and is late when none does; in ``consistent`` mode it is late when any of
-its windows no longer takes rows, and counts in all otherwise. A window
-emits (final) once ``e <= C``, if it holds any row; a window that takes a row
-after that (reopen) emits again, corrected; with ``emit = "on_update"`` a
-window that took a row and is still open emits its partial value.
+On a stream a window closes at its end e (`wid.semantics.trigger`: it takes
+rows while the closing point ``C < e + A``). In ``generous`` mode a row
+counts in those of its windows that still take rows and is late when none
+does; in ``consistent`` mode it is late when any of its windows no longer
+takes rows, and counts in all otherwise. A window holding rows fires as the
+trigger policy says: when it closes, when a reopened window takes a row
+(corrected), and on update when an open window took a row.
 """
 
 from __future__ import annotations
@@ -20,10 +19,12 @@ from typing import Any
 
 from wid.semantics.calendar_windows import CalendarHopping, CalendarLandmark
 from wid.semantics.geometry import TimeGeometry, time_geometry
-from wid.semantics.kinds.base import KindSemantics, allowed_us
+from wid.semantics.kinds.base import KindSemantics
 from wid.semantics.rows import TS, Group, Row, key_of, window_head, window_row
-from wid.semantics.stream_types import Accepted, Admission, Emission
+from wid.semantics.stream_types import Accepted, Admitted, Emission
+from wid.semantics.trigger import TriggerPolicy
 from wid.semantics.windowing import Hopping, Landmark
+from wid.spec.kinds import HoppingWindows, TumblingWindows
 from wid.spec.window import Window
 
 Geometry = Hopping | CalendarHopping | Landmark | CalendarLandmark
@@ -65,48 +66,46 @@ class TimeWindows(KindSemantics):
         g = self.geometry(w)
         return bucketed(good, w, g.wids, g)
 
-    def rules(self, w: Window) -> TimeRules:
-        return TimeRules(w, self.geometry(w))
+    def rules(self, w: Window, policy: TriggerPolicy) -> TimeRules:
+        return TimeRules(w, self.geometry(w), policy)
 
 
 class TumblingSemantics(TimeWindows):
-    name = "tumbling"
+    shape = TumblingWindows
 
 
 class HoppingSemantics(TimeWindows):
-    name = "hopping"
+    shape = HoppingWindows
 
 
 class TimeRules:
-    """`wid.semantics.stream_types.StreamRules` of tumbling and hopping windows."""
+    """`wid.semantics.stream_types.StreamRules` of tumbling and hopping
+    windows: a row's windows are `wids`, each closing at its end."""
 
-    def __init__(self, w: Window, geometry: TimeGeometry) -> None:
-        self.w, self.geometry, self.allowed = w, geometry, allowed_us(w)
+    def __init__(self, w: Window, geometry: TimeGeometry, policy: TriggerPolicy) -> None:
+        self.w, self.geometry, self.policy = w, geometry, policy
 
-    def admit(self, ts: int, closed: int | None) -> Admission | None:
-        ids = self.geometry.wids(ts)
-        open_ids = [i for i in ids if closed is None or closed < self.geometry.bounds(i)[1] + self.allowed]
-        if not open_ids or (self.w.late_mode == "consistent" and len(open_ids) < len(ids)):
+    def admit(self, ts: int, closed: int) -> Admitted | None:
+        ids = list(self.geometry.wids(ts))
+        ends = [self.geometry.bounds(i)[1] for i in ids]
+        if self.policy.late(ends[0], ends[-1], closed):
             return None
-        return Admission(frozenset(open_ids))
+        return Admitted(frozenset(i for i, end in zip(ids, ends, strict=True) if self.policy.takes(end, closed)))
 
-    def emit(self, key: Group, members: Sequence[Accepted], index: int, prev: int | None,
-             now: int | None) -> list[Emission]:
+    def emit(self, key: Group, members: Sequence[Accepted], index: int, prev: int, now: int) -> list[Emission]:
         extents: dict[int, list[Accepted]] = defaultdict(list)
         for a in members:
-            for window_id in a.windows:
+            for window_id in a.place:
                 extents[window_id].append(a)
         out = []
         for window_id in sorted(extents):
             if not self.geometry.exists(window_id):
                 continue
             end = self.geometry.bounds(window_id)[1]
-            touched = any(a.batch == index for a in extents[window_id])
-            closes = now is not None and end <= now and (prev is None or end > prev)
-            closed = now is not None and end <= now
-            if closes or (closed and touched) or (touched and self.w.emit == "on_update"):
+            fires, final = self.policy.fire(end <= prev, end <= now, any(a.batch == index for a in extents[window_id]))
+            if fires:
                 row = window_row(self.w, head(self.w, self.geometry, window_id, key), [a.row for a in extents[window_id]])
-                out.append(Emission(row, final=closed))
+                out.append(Emission(row, final=final))
         return out
 
 

@@ -16,18 +16,20 @@ from pyspark.sql import Column
 
 from wid.spark.columns import Exact
 from wid.spark.execution import Execution, Planned
-from wid.spark.plan_context import Ctx
+from wid.spark.plan_context import PlanContext
+from wid.spec.kinds import Shape
 from wid.spec.window import Window
 
 US = 1000
 
 
 class KindPlan:
-    """A window kind on the driver; each method reads the window."""
+    """A window kind on the driver, registered under its `shape`; each
+    method reads the window."""
 
-    name: ClassVar[str]
+    shape: ClassVar[type[Shape]]
 
-    def plan(self, ctx: Ctx) -> Planned:
+    def plan(self, ctx: PlanContext) -> Planned:
         """The batch plan over `ctx`'s good rows."""
         raise NotImplementedError
 
@@ -35,15 +37,21 @@ class KindPlan:
         """How `plan` will run, from the spec alone, under ``spark.wid.paneMerge`` = `setting`."""
         raise NotImplementedError
 
-    def operator_fields(self, w: Window, columns: Sequence[str], unordered: Sequence[str]) -> dict[str, Any]:
-        """The kind's fields of `wid.kernels.operator.layout.OperatorSpec`;
-        `columns` are the input columns in order, `unordered` those Spark
-        cannot sort."""
-        return {}
+    def engine_shape(self, w: Window, columns: Sequence[str], unordered: Sequence[str]) -> Any:
+        """The shape of the kind's WID operator engine
+        (`wid.kernels.operator.layout.OperatorSpec.shape`, declared by its
+        engine's module); `columns` are the input columns in order,
+        `unordered` those Spark cannot sort."""
+        raise NotImplementedError
 
     def operator_columns(self, w: Window, columns: Sequence[str]) -> list[str]:
         """The input columns the operator's rows carry for the kind beyond
         its keys and aggregation inputs."""
+        return []
+
+    def bad_input(self, w: Window) -> list[tuple[str, str]]:
+        """The kind's own checks of a row, after those every kind makes
+        (`wid.spark.prepare.prepare`): (SQL condition, reason) pairs."""
         return []
 
     def label(self, w: Window, start_us: Exact, end_us: Exact) -> Column | None:

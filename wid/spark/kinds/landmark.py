@@ -4,36 +4,32 @@ them in batch; `wid.kernels.operator.landmark_engine` on a stream)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from pyspark.sql import Column
 
-from wid.kernels.operator.layout import LandmarkShape
-from wid.semantics.calendar_windows import CalendarLandmark
+from wid.kernels.operator.landmark_engine import LandmarkShape
 from wid.semantics.geometry import landmark_geometry
 from wid.semantics.windowing import Landmark
 from wid.spark import time_windows
 from wid.spark.columns import Exact
 from wid.spark.execution import Execution, Planned
 from wid.spark.kinds.base import US, KindPlan, late_ms
-from wid.spark.plan_context import Ctx
+from wid.spark.plan_context import PlanContext
+from wid.spec.kinds import LandmarkWindows
 from wid.spec.window import Window
 
 
 class LandmarkPlan(KindPlan):
-    name = "landmark"
+    shape = LandmarkWindows
 
-    def plan(self, ctx: Ctx) -> Planned:
+    def plan(self, ctx: PlanContext) -> Planned:
         return time_windows.landmark(ctx)
 
     def outline(self, w: Window, setting: str) -> Execution:
         return time_windows.outline_landmark(w, setting)
 
-    def operator_fields(self, w: Window, columns: Sequence[str], unordered: Sequence[str]) -> dict[str, Any]:
-        geo = landmark_geometry(w)
-        if isinstance(geo, CalendarLandmark):
-            return {"landmark": LandmarkShape(geo.landmark_us, 0, None, geo)}
-        return {"landmark": LandmarkShape(geo.landmark_us, geo.hop_us, geo.max_duration_us)}
+    def engine_shape(self, w: Window, columns: Sequence[str], unordered: Sequence[str]) -> LandmarkShape:
+        return LandmarkShape(landmark_geometry(w))
 
     def label(self, w: Window, start_us: Exact, end_us: Exact) -> Column | None:
         return time_windows.label(w, landmark_geometry(w), end_us - 1)

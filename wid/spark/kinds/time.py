@@ -5,17 +5,18 @@ plans them in batch; on a stream their operator engine merges panes of
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from pyspark.sql import Column
 
+from wid.kernels.operator.time_engine import TimeShape
 from wid.semantics.geometry import TimeGeometry, time_geometry
 from wid.semantics.windowing import Hopping
 from wid.spark import time_windows
 from wid.spark.columns import Exact
 from wid.spark.execution import Execution, Planned
 from wid.spark.kinds.base import US, KindPlan, late_ms
-from wid.spark.plan_context import Ctx
+from wid.spark.plan_context import PlanContext
+from wid.spec.kinds import HoppingWindows, TumblingWindows
 from wid.spec.window import Window
 
 
@@ -26,8 +27,8 @@ class TimeWindowsPlan(KindPlan):
         """`w`'s windows in microseconds (tumbling: hop = duration)."""
         return time_geometry(w)
 
-    def operator_fields(self, w: Window, columns: Sequence[str], unordered: Sequence[str]) -> dict[str, Any]:
-        return {"geometry": self.geometry(w)}
+    def engine_shape(self, w: Window, columns: Sequence[str], unordered: Sequence[str]) -> TimeShape:
+        return TimeShape(self.geometry(w))
 
     def label(self, w: Window, start_us: Exact, end_us: Exact) -> Column | None:
         return time_windows.label(w, self.geometry(w), start_us)
@@ -40,9 +41,9 @@ class TimeWindowsPlan(KindPlan):
 
 
 class TumblingPlan(TimeWindowsPlan):
-    name = "tumbling"
+    shape = TumblingWindows
 
-    def plan(self, ctx: Ctx) -> Planned:
+    def plan(self, ctx: PlanContext) -> Planned:
         return time_windows.tumbling(ctx)
 
     def outline(self, w: Window, setting: str) -> Execution:
@@ -50,9 +51,9 @@ class TumblingPlan(TimeWindowsPlan):
 
 
 class HoppingPlan(TimeWindowsPlan):
-    name = "hopping"
+    shape = HoppingWindows
 
-    def plan(self, ctx: Ctx) -> Planned:
+    def plan(self, ctx: PlanContext) -> Planned:
         return time_windows.hopping(ctx)
 
     def outline(self, w: Window, setting: str) -> Execution:

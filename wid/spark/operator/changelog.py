@@ -49,7 +49,7 @@ def changes_of(rows: DataFrame, window: Window, wall_clock: bool = False,
     `CHANGE` = `DELETE`. `rows` must come from a window that `reemits`
     (only its rows carry `SEQUENCE`); `columns`: as for `windows_of`."""
     upserts = windows_of(rows, window, wall_clock, columns, then=(F.col(SEQUENCE), F.lit(UPSERT).alias(CHANGE)))
-    if not window.definition.retracts:
+    if not window.shape.retracts:
         return upserts
     deletes = retractions_of(rows, window, wall_clock, then=(F.col(SEQUENCE), F.lit(DELETE).alias(CHANGE)))
     return upserts.unionByName(deletes, allowMissingColumns=True)

@@ -20,7 +20,6 @@ from pyspark.sql import types as T
 from wid.errors import ConfigError
 from wid.kernels.operator.layout import Ranking
 from wid.kernels.tables import TS
-from wid.semantics.kinds.ranked import ranks_rows, stream_problem
 from wid.spec.window import Window
 
 
@@ -38,13 +37,10 @@ def _arrow_sortable(t: T.DataType) -> bool:
 
 
 def check_stream(window: Window, schema: T.StructType) -> None:
-    """Raise ConfigError when `window` cannot rank rows on a stream: ranks
-    by order must follow the event time (`stream_problem`), and the tie
-    order must hold only types the shards can sort."""
-    problem = stream_problem(window)
-    if problem is not None:
-        raise ConfigError(problem[0], problem[1])
-    if not ranks_rows(window):
+    """Raise ConfigError when `window` ranks rows on a stream by a tie order
+    holding a type the shards cannot sort (what the window's trigger policy
+    refuses on a stream, `wid.spark.compile.check_streamable` refuses first)."""
+    if not window.shape.ranks_rows():
         return
     names = [f.name for f in schema.fields]
     order = ranking(window, names, unordered(schema)).order

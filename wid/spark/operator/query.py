@@ -40,6 +40,7 @@ from wid.kernels.operator.shard_call import ShardCall
 from wid.kernels.tables import CLOCK, FILE, ORIGINAL, PTIME, PUNCT, ROW_JSON, SRC, TS
 from wid.kernels.tables import REASON as REASON_COLUMN
 from wid.kernels.vector_aggregates import vector_agg
+from wid.semantics.trigger import policy_of
 from wid.semantics.watermark import PARTITION_BITS
 from wid.spark.columns import PREFIX, REASON, as_wall_clock, exact, sql, timestamp_us
 from wid.spark.compat import arrow_schema
@@ -77,16 +78,14 @@ def operator_spec(window: Window, *, pipeline: str, shards: int, dead_letter_col
     (in order, `unordered` those Spark cannot sort) shape count and rolling
     windows (the kind's fields: `wid.spark.kinds`)."""
     w = window
-    aggs = tuple(vector_agg(a.agg, a.column, a.column2, w.tie_breaker, a.percent, a.max_distinct_values_per_group,
+    aggs = tuple(vector_agg(a.agg, a.column, a.column2, w.shape.tie_breaker, a.percent, a.max_distinct_values_per_group,
                             a.as_) for a in w.aggregations)
     return OperatorSpec(
-        kind=w.kind, group_by=w.group_by, aggs=aggs, aliases=tuple(a.as_ for a in w.aggregations),
+        kind=w.kind, shape=plan_of(w).engine_shape(w, input_columns, unordered), group_by=w.group_by, aggs=aggs, aliases=tuple(a.as_ for a in w.aggregations),
         scope=w.punctuation.scope if w.punctuation is not None else (),
-        lateness_us=w.lateness_ms * US,
-        allowed_us=(w.allowed_lateness_ms or 0) * US if w.late_data == "reopen" else 0,
-        late_mode=w.late_mode, late_data=w.late_data, emit=w.emit, idleness_ms=w.source_idleness_ms,
+        lateness_us=w.lateness_ms * US, policy=policy_of(w), late_data=w.late_data, idleness_ms=w.source_idleness_ms,
         max_groups=w.max_groups_per_window, pipeline=pipeline, shards=shards,
-        dead_letter_columns=dead_letter_columns, **plan_of(w).operator_fields(w, input_columns, unordered))
+        dead_letter_columns=dead_letter_columns)
 
 
 @dataclass(frozen=True)
@@ -115,7 +114,7 @@ def shard_keys(spark: SparkSession, shards: int, partitions: int) -> list[int]:
 
 
 def _needed(window: Window, originals: list[str]) -> list[str]:
-    cols = [*window.key_columns, window.tie_breaker, window.gap_column, window.order_by]
+    cols = [*window.key_columns, *(c for _, c in window.shape.columns())]
     cols += [c for a in window.aggregations for c in a.columns] + plan_of(window).operator_columns(window, originals)
     return list(dict.fromkeys(c for c in cols if c))
 
@@ -178,9 +177,9 @@ def _output_schema(source: DataFrame, window: Window, dead_letter: bool) -> T.St
     types = {f.name: f.dataType for f in inputs} | {name: T.DoubleType() for name in numeric_casts(source, window)}
     fields = [T.StructField(KIND, T.StringType()), T.StructField(START, T.LongType()),
               T.StructField(END, T.LongType()), T.StructField(FINAL, T.BooleanType())]
-    if window.definition.numbered:
+    if window.shape.numbered:
         fields.append(T.StructField(window.window_id_column, T.LongType()))
-    carried = [f.name for f in inputs] if window.definition.row_windows else list(window.key_columns)
+    carried = [f.name for f in inputs] if window.shape.row_windows else list(window.key_columns)
     fields += [T.StructField(c, types[c]) for c in carried]
     fields += [T.StructField(a.as_, result_type(a, types)) for a in numeric_window(source, window).aggregations]
     if dead_letter:
@@ -299,14 +298,14 @@ def windows_of(rows: DataFrame, window: Window, wall_clock: bool = False, column
     function may not ask for one."""
     extra = (F.col(FINAL).alias(FINAL_COLUMN),) if window.emit == "on_update" else ()
     windows = rows.where(F.col(KIND) == WINDOW_ROW)
-    if window.definition.row_windows:
+    if window.shape.row_windows:
         present = rows.columns if columns is None else columns
         return windows.select(*[c for c in present if not c.startswith(PREFIX)], *extra, *then)
-    window_id = F.col(window.window_id_column) if window.definition.numbered else None
+    window_id = F.col(window.window_id_column) if window.shape.numbered else None
     out = assemble(windows, window, F.col(START), F.col(END), window_id=window_id, extra=extra + then,
                    label=plan_of(window).label(window, exact(START), exact(END)))
     bounds = window.output_prefix[:2]
-    return as_wall_clock(out, bounds, window.time_zone, columns=bounds) if wall_clock else out
+    return as_wall_clock(out, bounds, window.shape.time_zone, columns=bounds) if wall_clock else out
 
 
 def retractions_of(rows: DataFrame, window: Window, wall_clock: bool = False, *,
@@ -317,7 +316,7 @@ def retractions_of(rows: DataFrame, window: Window, wall_clock: bool = False, *,
     start = window.window_start_column
     out = rows.where(F.col(KIND) == RETRACTION_ROW).select(timestamp_us(F.col(START)).alias(start), *window.group_by,
                                                            *then)
-    return as_wall_clock(out, (start,), window.time_zone, columns=(start,)) if wall_clock else out
+    return as_wall_clock(out, (start,), window.shape.time_zone, columns=(start,)) if wall_clock else out
 
 
 def late_rows_of(rows: DataFrame, columns: Sequence[str] | None = None) -> DataFrame:

@@ -3,36 +3,46 @@ restarting every `max_duration_ms` when given (Flink's CUMULATE)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import ClassVar
 
 from wid.errors import ConfigError
-from wid.spec.calendar import CALENDAR_FIELDS, check_calendar, require_span
-from wid.spec.kinds.base import Kind
-
-if TYPE_CHECKING:
-    from wid.spec.window import Window
+from wid.spec.calendar import OnCalendar, check_calendar, require_span
+from wid.spec.field_rules import integer, positive
+from wid.spec.kinds.base import Shape, shape
 
 
-class Landmark(Kind):
-    """`hop_ms` h, `landmark_ms` L (epoch ms), optional `max_duration_ms`
-    (either in months too, on a calendar: `wid.spec.calendar`). Windows of
+@shape
+class LandmarkWindows(OnCalendar, Shape):
+    """Landmark windows growing from `landmark_ms` L by `hop_ms` h: window w
+    is ``[period start, L + (w+1)*h)``, restarting every `max_duration_ms`
+    if given (either in months too, on a calendar: `wid.spec.calendar`).
+    With a maximum duration these are Flink's CUMULATE windows. Windows of
     one period share their start, so the natural key names the end."""
 
-    name = "landmark"
-    fields = ("hop_ms", "landmark_ms", "max_duration_ms", "hop_months", "max_duration_months", *CALENDAR_FIELDS)
-    required = ("landmark_ms",)
-    key_column = "window_end_column"
+    kind: ClassVar[str] = "landmark"
+    positional: ClassVar[tuple[str, ...]] = ("hop_ms", "landmark_ms")
+    required: ClassVar[tuple[str, ...]] = ("landmark_ms",)
+    key_column: ClassVar[str] = "window_end_column"
 
-    def check(self, w: Window) -> None:
-        require_span(w, "hop_ms")
-        check_calendar(w)
-        if w.max_duration_ms is not None and w.hop_ms is not None and w.max_duration_ms % w.hop_ms:
-            raise ConfigError("max_duration_ms", f"max_duration_ms = {w.max_duration_ms} is not a multiple of "
-                              f"hop_ms = {w.hop_ms}", "make it an integral multiple of hop_ms, as Flink's CUMULATE "
-                              "requires")
+    hop_ms: int | None = positive(doc="The hop h in milliseconds: how far apart consecutive windows end.")
+    landmark_ms: int | None = integer(doc="The landmark L, epoch milliseconds: where landmark windows start. "
+                                          "Earlier rows go to the dead letter.")
+    max_duration_ms: int | None = positive(doc="Restart landmark windows every this many milliseconds (Flink's "
+                                               "CUMULATE); a multiple of `hop_ms`.")
+    hop_months: int | None = positive(doc="The hop in local months, instead of `hop_ms`.")
+    max_duration_months: int | None = positive(doc="Landmark windows restart every this many local months "
+                                                   "(`max_duration = \"1 month\"`: month to date).")
 
-    def earliest_ms(self, w: Window) -> int | None:
-        return w.landmark_ms
+    def check(self) -> None:
+        require_span(self, "hop_ms")
+        check_calendar(self)
+        if self.max_duration_ms is not None and self.hop_ms is not None and self.max_duration_ms % self.hop_ms:
+            raise ConfigError("max_duration_ms", f"max_duration_ms = {self.max_duration_ms} is not a multiple of "
+                              f"hop_ms = {self.hop_ms}", "make it an integral multiple of hop_ms, as Flink's "
+                              "CUMULATE requires")
+
+    def earliest_ms(self) -> int | None:
+        return self.landmark_ms
 
 
-__all__ = ["Landmark"]
+__all__ = ["LandmarkWindows"]

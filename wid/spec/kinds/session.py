@@ -4,29 +4,33 @@ Spark's `session_window`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import ClassVar
 
 from wid.errors import ConfigError
-from wid.spec.kinds.base import Kind
-from wid.spec.names import check_name
-
-if TYPE_CHECKING:
-    from wid.spec.window import Window
+from wid.spec.field_rules import column, positive
+from wid.spec.kinds.base import Shape, shape
 
 
-class Session(Kind):
-    """`gap_ms`, or `gap_column` (a per-row gap in ms, Spark's dynamic gap)."""
+@shape
+class SessionWindows(Shape):
+    """Sessions split where a group's next row comes more than the gap after
+    the running end: `gap_ms`, or `gap_column` (a per-row gap in ms, Spark's
+    dynamic gap). Beam's ``Sessions``, Flink's session windows, Spark's
+    ``session_window``."""
 
-    name = "session"
-    fields = ("gap_ms", "gap_column")
-    retracts = True
+    kind: ClassVar[str] = "session"
+    positional: ClassVar[tuple[str, ...]] = ("gap_ms",)
+    retracts: ClassVar[bool] = True
 
-    def check(self, w: Window) -> None:
-        if (w.gap_ms is None) == (w.gap_column is None):
+    gap_ms: int | None = positive(doc="The session gap in milliseconds: a row more than this after the running end "
+                                      "starts a new session.")
+    gap_column: str | None = column(doc="A column holding a gap per row, in milliseconds, instead of `gap_ms` "
+                                        "(Spark's dynamic gap).")
+
+    def check(self) -> None:
+        if (self.gap_ms is None) == (self.gap_column is None):
             raise ConfigError("gap_ms", "kind = 'session' needs exactly one of `gap_ms` or `gap_column`",
                               "set gap_ms for a fixed gap, or gap_column for a per-row gap in milliseconds")
-        if w.gap_column is not None:
-            check_name("gap_column", w.gap_column)
 
 
-__all__ = ["Session"]
+__all__ = ["SessionWindows"]
