@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import MISSING, dataclass, fields, is_dataclass, replace
 from typing import Any
 
 from wid.errors import ConfigError
@@ -160,6 +160,22 @@ def definition_of(spec: PipelineSpec | JoinPipelineSpec) -> dict[str, Any]:
             "state_layout": LAYOUT}
 
 
+def _defaults() -> dict[str, Any]:
+    """Each window field's default, as recorded: a field a kind does not
+    take is recorded by none of its windows (a definition recorded before
+    kinds had their own shapes holds every kind's, at their defaults)."""
+    from wid.spec.field_rules import default_of
+    from wid.spec.kinds import KINDS
+    from wid.spec.window import Window
+
+    out: dict[str, Any] = {}
+    for cls in (Window, *KINDS.values()):
+        for f in fields(cls):
+            if f.compare and default_of(f) is not MISSING:
+                out.setdefault(f.name, _plain(default_of(f)))
+    return out
+
+
 def _late_data(old: Any, new: Any) -> tuple[str, str]:
     if "reopen" not in (old, new):
         return ALLOWED, "late rows go to the new place from the change on"
@@ -182,9 +198,11 @@ def compare(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     refused (this wid cannot read it)."""
     changes = []
     old_window, new_window = old.get("window", {}), new.get("window", {})
+    defaults = _defaults()
     for name in sorted(set(old_window) | set(new_window)):
-        if old_window.get(name) != new_window.get(name):
-            changes.append(_window_change(name, old_window.get(name), new_window.get(name)))
+        before, after = (w.get(name, defaults.get(name)) for w in (old_window, new_window))
+        if before != after:
+            changes.append(_window_change(name, before, after))
     rules = {"sources": (REFUSED, "the watermarks are kept per source and partition"),
              "transform_sql": (ALLOWED, "the rows reaching the window change from the change on"),
              "target": (ALLOWED, "windows go to the new target from the change on"),

@@ -67,7 +67,7 @@ def test_the_changelog_is_the_oracle_s_emissions_and_folds_to_the_keyed_sink(spa
         for k, seqs in numbers.items():  # one number a micro-batch, larger than the key's earlier ones
             assert len(seqs) == 1 and min(seqs) > last[k], (k, seqs, last[k])
             last[k] = min(seqs)
-    if window.definition.retracts:
+    if window.shape.retracts:
         assert any(r[CHANGE] == DELETE for rows in seen.values() for r in rows), "the transcript retracts"
 
     folded = collect(latest_of(spark.read.parquet(str(tmp_path / "changes")), key, columns), window)
