@@ -38,6 +38,8 @@ def test_a_kept_checkpoint_restarts_with_the_oracle_s_answer(spark: Any, tmp_pat
     root = tmp_path / "stream"
     shutil.copytree(HERE / name, root)
     kept.relocate(root, f"file://{kept.ROOT}", f"file://{root.resolve()}")
+    kept.stamp(root / "land")
+    kept.stamp(root / "later")
     for later in sorted((root / "later").iterdir()):
         shutil.copy2(later, root / "land" / later.name)  # the files that arrived while wid was upgraded
     spec = load_pipeline(root / "pipeline.toml")

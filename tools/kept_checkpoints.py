@@ -101,9 +101,20 @@ def land(directory: Path, files: range) -> None:
     """The landing files `files`, modified in order (Spark's file source reads them so)."""
     directory.mkdir(parents=True, exist_ok=True)
     for i in files:
-        path = directory / f"part-{i:04d}.json"
-        path.write_text("".join(json.dumps(r) + "\n" for r in rows(i)))
-        os.utime(path, (1_000_000 + i, 1_000_000 + i))
+        (directory / f"part-{i:04d}.json").write_text("".join(json.dumps(r) + "\n" for r in rows(i)))
+    stamp(directory)
+
+
+def stamp(directory: Path) -> None:
+    """Give each landing file `part-NNNN.json` in `directory` the modification
+    time the kept stream saw: file NNNN at 1,000,000 + NNNN s. Git keeps no
+    modification times, and a checkout's are all "now"; Spark's file source
+    forgets the files it logged once they are older than ``maxFileAge``
+    behind the newest file, and would then take the old files, stamped
+    "now", for new ones."""
+    for path in directory.glob("part-*.json"):
+        at = 1_000_000 + int(path.stem.removeprefix("part-"))
+        os.utime(path, (at, at))
 
 
 def logs(root: Path) -> list[Path]:

@@ -118,7 +118,7 @@ def test_a_missing_client_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> No
 
     monkeypatch.setitem(sys.modules, "confluent_kafka", None)  # as when it is not installed
     target = SinkSpec("kafka", topic="t", bootstrap_servers="h:9093", delivery="exactly-once")
-    with pytest.raises(MissingDependencyError, match=r"confluent-kafka .* Fix: pip install 'wid\[kafka\]'"):
+    with pytest.raises(MissingDependencyError, match=r"confluent-kafka .* Fix: pip install 'spark-wid\[kafka\]'"):
         kafka_eos.check_sinks({"target": target}, Batch("p"))
 
 

@@ -169,7 +169,8 @@ def _defaults() -> dict[str, Any]:
     from wid.spec.window import Window
 
     out: dict[str, Any] = {}
-    for cls in (Window, *KINDS.values()):
+    classes: list[type[Any]] = [Window, *KINDS.values()]
+    for cls in classes:
         for f in fields(cls):
             if f.compare and default_of(f) is not MISSING:
                 out.setdefault(f.name, _plain(default_of(f)))
