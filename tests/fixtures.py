@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections import Counter
 from contextlib import closing
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +82,26 @@ def stamped(files: list[list[dict[str, Any]]], source: str = "source") -> list[A
 
     now_ms = now_us() // 1000
     return [MicroBatch([(source, r) for r in rows], now_ms + i) for i, rows in enumerate(files)]
+
+
+FAR_US = 4_000_000_000_000_000  # an event time far past every window (year 2096)
+FLUSH = "~flush"
+
+
+def open_after(batches: list[Any], window: Any, clocks: list[tuple[str, dict[str, Any]]]) -> Counter:
+    """(window_start, window_end) -> groups, of the windows the oracle holds
+    open after `batches`: what one more micro-batch emits once a row of
+    group `FLUSH` far ahead on every clock (`clocks`: (source, extra
+    columns naming the clock)) closes them."""
+    from wid.semantics.stream_oracle import MicroBatch, run_stream
+
+    key, now_ms = window.group_by[0], FAR_US // 1000  # as late in processing time, so not refused as future
+    at = datetime.fromtimestamp(now_ms / 1000, UTC) if window.event_time_unit == "timestamp" else now_ms
+    far = {key: FLUSH, window.event_time_column: at, "v": 0.0}
+    flush = [MicroBatch([(source, {**far, **extra}) for source, extra in clocks], now_ms), MicroBatch([], now_ms + 1)]
+    after = run_stream([*batches, *flush], window)[len(batches):]  # a micro-batch emits by the watermark before it
+    return Counter((e.row["window_start"], e.row["window_end"]) for b in after for e in b.emitted
+                   if e.final and not e.retract and e.row[key] != FLUSH)
 
 
 def good_rows(n: int, start_ms: int = 1_700_000_000_000) -> list[dict[str, Any]]:

@@ -74,7 +74,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("wid.spark",),
     ("wid.io",),           # in truth beside the plans: neither imports the other (see below)
     ("wid.pipelines",),
-    ("wid", "wid.__main__", "wid.cli", "wid.cli_report", "wid.doctor", "wid.progress", "wid.spark_output"),
+    ("wid", "wid.__main__", "wid.cli", "wid.cli_report", "wid.cli_status", "wid.doctor", "wid.progress", "wid.spark_output"),
 )
 
 

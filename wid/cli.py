@@ -7,6 +7,7 @@ Errors a user can cause print one clear message and exit with status 2;
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -303,6 +304,39 @@ def explain(pipeline: PipelineArg, debug: DebugOpt = False, verbose: VerboseOpt 
             return explain_plan(session_for(spec), spec)
 
     explanation(spec, _guard(debug, go), isinstance(spec, JoinPipelineSpec), plan)
+
+
+@app.command()
+def status(path: Annotated[Path, typer.Argument(help="A pipeline file, or a stream's checkpoint directory.")],
+           debug: DebugOpt = False, verbose: VerboseOpt = False, master: MasterOpt = None, remote: RemoteOpt = None,
+           as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
+           plot: Annotated[Path | None, typer.Option(
+               "--plot", help="Draw the stream's history to this PNG file.")] = None) -> None:
+    """Say what a stream's checkpoint holds, without running the stream (read only, also while it runs): its
+    micro-batches, each source's and Kafka partition's watermark and which holds the global one back, the
+    windows its state holds, the state per shard, and its history."""
+    from wid.pipelines.history_plot import plot as draw
+    from wid.pipelines.status import status_of
+
+    spec = _guard(debug, lambda: _where(load_pipeline(path), master, remote)) if path.is_file() else None
+    _guard(debug, check_install)
+    _quiet_spark(verbose)
+
+    def go() -> Any:
+        from wid.pipelines.read import checkpoint_of, session_for
+        from wid.spark.spark_session import spark_session
+
+        session = session_for(spec, checks=False) if spec else spark_session(master=master, remote=remote)
+        return status_of(session, checkpoint_of(spec) if spec else str(path), spec)
+    found = _guard(debug, go)
+    if plot is not None:
+        _guard(debug, lambda: draw(found.history, plot, f"stream {spec.name if spec else found.checkpoint}"))
+    if as_json:
+        print(json.dumps(found.to_json(), default=str))
+        return
+    from wid.cli_status import show
+
+    show(found)
 
 
 @app.command()

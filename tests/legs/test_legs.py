@@ -32,7 +32,7 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from tests.fixtures import good_rows, land, pipeline_toml, stamped
+from tests.fixtures import good_rows, land, open_after, pipeline_toml, stamped
 from tests.sink_check import assert_same_rows, folded, read_table
 from tools import python_envs, spark_servers
 from wid.kernels.operator.state_cache import CACHE_DIR
@@ -97,6 +97,13 @@ def test_wid_run_reaches_a_connect_server(connect_server: spark_servers.Server, 
     written = read_table(str(tmp_path / "out.sqlite"), "windows")
     results = run_stream(stamped(files), spec.window)
     assert_same_rows(spec.window, written, folded(spec.window, results, list(written[0])))
+    if how == "--remote":  # wid status reads the stream's state through the server, as the stream ran
+        shown = subprocess.run([str(wid), "status", "--json", "--remote", connect_server.url, "pipeline.toml"],
+                               cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        assert shown.returncode == 0, shown.stdout[-3000:] + shown.stderr[-3000:]
+        status = json.loads(shown.stdout)
+        held = {(w["start_us"], w["end_us"]): w["groups"] for w in status["windows"]["held"]}
+        assert status["committed"] == 2 and held == open_after(stamped(files), spec.window, [("source", {})])
 
 
 def bare_python() -> Path:

@@ -47,14 +47,20 @@ def plot(entries: list[Entry], path: Path, title: str) -> None:
 
 
 def _lags(axis: Any, at: list[datetime], entries: list[Entry]) -> None:
-    """Each source's watermark lag, and the global one's, in seconds."""
+    """Each source's watermark lag, and the global one's, in the unit that
+    suits the largest (seconds, hours or days: a replay of old data lags by
+    years)."""
     sources = sorted({s for e in entries for s in e.source_watermarks_ms})
+    largest = max(e.ended_ms - e.watermark_ms for e in entries)
+    unit, ms = next((u, ms) for u, ms in (("days", 86_400_000), ("h", 3_600_000), ("s", 1_000))
+                    if largest >= 2 * ms or ms == 1_000)
     for name in sources:
-        lags = [None if e.source_watermarks_ms.get(name) is None else (e.ended_ms - e.source_watermarks_ms[name]) / 1000
-                for e in entries]
+        marks = [e.source_watermarks_ms.get(name) for e in entries]
+        lags = [None if m is None else (e.ended_ms - m) / ms for e, m in zip(entries, marks, strict=True)]
         axis.plot(at, lags, label=name)
-    axis.plot(at, [(e.ended_ms - e.watermark_ms) / 1000 for e in entries], label="global", linestyle="--")
-    axis.set_ylabel("watermark lag (s)")
+    axis.plot(at, [(e.ended_ms - e.watermark_ms) / ms for e in entries], label="global", linestyle="--")
+    axis.ticklabel_format(axis="y", useOffset=False, style="plain")
+    axis.set_ylabel(f"watermark lag ({unit})")
     axis.legend(loc="upper left")
 
 

@@ -25,7 +25,7 @@ from wid.spec.sql_query import SINGLE_QUERY, as_subquery, spark_position
 from wid.versions import check_install
 
 
-def session_for(spec: PipelineSpec | JoinPipelineSpec) -> SparkSession:
+def session_for(spec: PipelineSpec | JoinPipelineSpec, checks: bool = True) -> SparkSession:
     """A Spark session with the pipeline's `[spark]` settings (``master``
     defaults to ``local[*]``, or ``remote`` names a Spark Connect server;
     ``conf`` holds Spark configuration keys), and Spark's Kafka connector
@@ -39,9 +39,12 @@ def session_for(spec: PipelineSpec | JoinPipelineSpec) -> SparkSession:
     connect to, each with a
     bounded wait: the Kafka brokers and topics (`check_before_spark`), a
     standalone master (`wid.spark.spark_session.check_master_answers`).
-    Raises ConfigError naming the field for one that fails."""
+    Raises ConfigError naming the field for one that fails. Without
+    `checks`, the brokers and sinks are not checked (``wid status`` reads
+    only the checkpoint)."""
     check_install()
-    check_before_spark(spec)
+    if checks:
+        check_before_spark(spec)
     conf = dict(spec.spark.get("conf", {}))
     conf.setdefault("spark.sql.execution.arrow.pyspark.enabled", "true")
     if uses_kafka(spec):

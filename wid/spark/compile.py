@@ -37,6 +37,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, reduce
+from typing import Any
 
 from pyspark.sql import Column, DataFrame
 
@@ -121,6 +122,7 @@ class StreamStage:
     retractions_of: Callable[[DataFrame], DataFrame] | None = None
     cache_id: str | None = None  # the operator's host-local state cache, to remove when the query ends
     changes_of: Callable[[DataFrame], DataFrame] | None = None
+    operator: Any = None  # the operator's `wid.kernels.operator.layout.OperatorSpec` (a window's; ``wid status`` reads its state)
 
 
 @dataclass(frozen=True)
@@ -218,7 +220,8 @@ def _window_on_operator(sources: dict[str, DataFrame], window: Window, pipeline:
     stream = StreamStage(plan.rows, lambda rows: windows_of(rows, window, wall, plan.columns),
                          lambda rows: dead_letters_of(rows, window, plan.columns),
                          (lambda rows: retractions_of(rows, window, wall)) if window.shape.retracts else None,
-                         cache_id, (lambda rows: changes_of(rows, window, wall, plan.columns)) if window.reemits else None)
+                         cache_id, (lambda rows: changes_of(rows, window, wall, plan.columns)) if window.reemits else None,
+                         plan.spec)
     result = StageResult(windows, lambda: dead_letters_of(plan.rows, window, plan.columns), explained)
     return Compiled(result, None, natural_key(window, windows.columns), _punctuations(sources, _marks(window)), stream)
 

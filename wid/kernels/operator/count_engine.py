@@ -60,6 +60,7 @@ from wid.kernels.extents import (
     with_keys,
 )
 from wid.kernels.fields import END, FINAL, START, cap_message, finish_all
+from wid.kernels.operator.held import first_per_group
 from wid.kernels.operator.layout import OperatorSpec, Ranking
 from wid.kernels.operator.partials import Key, Partials
 from wid.kernels.operator.shard import Closing, Store
@@ -223,6 +224,10 @@ class CountEngine:
         panes = 0 if self.panes is None else self.panes.num_rows
         pending = 0 if self.pending is None else self.pending.num_rows
         return (0 if self.n is None else self.n.num_rows), panes + pending
+    def open_windows(self, closing_us: int | None = None) -> pa.Table:
+        """Each group's extent in progress: its rows waiting for their rank (`wid.kernels.operator.held`)."""
+        return first_per_group(self.pending, self.keys, TS)
+
 
 
 def _pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

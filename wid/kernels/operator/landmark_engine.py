@@ -50,6 +50,8 @@ from wid.kernels.extents import (
     with_keys,
 )
 from wid.kernels.fields import END, FINAL, START, cap_message, finish_all
+from wid.kernels.operator.held import SCHEMA as NONE_HELD
+from wid.kernels.operator.held import windows_held
 from wid.kernels.operator.layout import OperatorSpec
 from wid.kernels.operator.partials import Partials
 from wid.kernels.operator.shard import Closing, Store
@@ -245,6 +247,23 @@ class LandmarkEngine:
     def held(self) -> tuple[int, int]:
         rows = 0 if self.panes is None else self.panes.num_rows
         return rows, rows
+
+    def open_windows(self, closing_us: int | None = None) -> pa.Table:
+        """The windows over the panes held that still take rows at
+        `closing_us`: a (group, pane p) row counts in every window of its
+        period from p on, up to the period's last (an unbounded period: up
+        to the first window still open) (`wid.kernels.operator.held`)."""
+        if self.panes is None or self.panes.num_rows == 0:
+            return NONE_HELD.empty_table()
+        p = ints(self.panes, PANE)
+        w0 = p if closing_us is None else np.maximum(
+            p, np.asarray(self.geo.closed_upto(self.spec.policy.takes_after(closing_us))) + 1)
+        last = self._last(p)
+        hi = np.where(last != UNBOUNDED, last, w0)
+        count = np.maximum(hi - w0 + 1, 0)
+        row = np.repeat(np.arange(len(p)), count)
+        w = w0[row] + (np.arange(len(row)) - np.repeat(np.cumsum(count) - count, count))
+        return windows_held(np.asarray(self.geo.start(w)), self._end(w), self.panes.select(self.keys).take(row))
 
 
 __all__ = ["LandmarkEngine", "LandmarkShape"]

@@ -69,6 +69,7 @@ from wid.kernels.extents import (
     with_keys,
 )
 from wid.kernels.fields import FINAL, finish_all
+from wid.kernels.operator.held import first_per_group
 from wid.kernels.operator.layout import OperatorSpec, Ranking
 from wid.kernels.operator.partials import Key, Partials
 from wid.kernels.operator.shard import Closing, Store
@@ -214,6 +215,10 @@ class RollingEngine:
         bins = 0 if self.bins is None else self.bins.num_rows
         rows = 0 if self.rows is None else self.rows.num_rows
         return rows, bins + rows
+
+    def open_windows(self, closing_us: int | None = None) -> pa.Table:
+        """Each group's extents in progress: its rows not yet final (`wid.kernels.operator.held`)."""
+        return first_per_group(self.rows, self.keys, TS)
 
 
 __all__ = ["RollingEngine", "RollingShape"]

@@ -47,6 +47,8 @@ from wid.kernels.fields import (
     fields_of,
     finish_all,
 )
+from wid.kernels.operator.held import SCHEMA as NONE_HELD
+from wid.kernels.operator.held import windows_held
 from wid.kernels.operator.layout import OperatorSpec
 from wid.kernels.operator.partials import Partials
 from wid.kernels.operator.shard import Closing, Store
@@ -212,6 +214,13 @@ class SessionEngine:
         """(sessions held, rows held: sessions in the base and increments)."""
         rows = self.table.num_rows if self.table is not None else self.parts.held(KEY)
         return rows, rows
+
+    def open_windows(self, closing_us: int | None = None) -> pa.Table:
+        """The sessions held, each a window of its group (`wid.kernels.operator.held`)."""
+        table = self.table if self.table is not None else self.parts.read(KEY)
+        if table is None or table.num_rows == 0:
+            return NONE_HELD.empty_table()
+        return windows_held(ints(table, START), ints(table, END), table.select(list(self.spec.group_by)))
 
 
 __all__ = ["SessionEngine", "SessionShape"]

@@ -44,6 +44,8 @@ import numpy as np
 import pyarrow as pa
 
 from wid.kernels.fields import END, FINAL, START, cap_message, field, fields_of, finish_all
+from wid.kernels.operator.held import SCHEMA as NONE_HELD
+from wid.kernels.operator.held import windows_held
 from wid.kernels.operator.layout import OperatorSpec
 from wid.kernels.operator.partials import Partials
 from wid.kernels.operator.shard import Closing, Emitted, Store
@@ -386,6 +388,28 @@ class TimeEngine:
         """(panes held, rows held: a group's partials in a pane's base or increments)."""
         panes = self.parts.held_keys()
         return len(panes), sum(self.parts.held(p) for p in panes)
+
+    def open_windows(self, closing_us: int | None) -> pa.Table:
+        """The windows over the panes held that still take rows at
+        `closing_us` (a pane stays while its last window does), with their
+        groups (`wid.kernels.operator.held`)."""
+        starts, ends, groups = [], [], []
+        closing = NOTHING_CLOSED if closing_us is None else closing_us
+        for pane in self.parts.held_keys():
+            table = self.parts.read(pane)
+            if table is None or table.num_rows == 0:
+                continue
+            first, last = (np.ravel(x) for x in self._windows(np.array([pane], dtype=np.int64)))
+            w = np.arange(first[0], last[0] + 1, dtype=np.int64)
+            start, end = np.ravel(self.g.start(w)), np.ravel(self.g.end(w))
+            for s, e in zip(start.tolist(), end.tolist(), strict=True):
+                if self.policy.takes(e, closing):
+                    starts.append(np.full(table.num_rows, s, np.int64))
+                    ends.append(np.full(table.num_rows, e, np.int64))
+                    groups.append(table.select(list(self.spec.group_by)))
+        if not starts:
+            return NONE_HELD.empty_table()
+        return windows_held(np.concatenate(starts), np.concatenate(ends), concat(groups))
 
 
 __all__ = ["TimeEngine", "TimeShape", "key_runs"]
