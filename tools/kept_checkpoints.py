@@ -38,6 +38,8 @@ EXTENTS = {
     "rolling": 'kind = "rolling"\nduration_ms = 5000',
     "landmark": 'kind = "landmark"\nhop_ms = 10000\nlandmark_ms = 1700000000000\nmax_duration_ms = 60000',
 }
+# The kept streams' pipeline, written out here rather than taken from tests.fixtures: it is what every kept
+# checkpoint was made with, so it must not follow a change of the suite's own pipeline.
 PIPELINE = """name = "kept"
 
 [source]
