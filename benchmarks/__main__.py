@@ -33,7 +33,7 @@ from typing import Any
 from benchmarks.harness import machine, save
 
 SCENARIOS = ("ematix", "experiment1", "sessions", "rolling", "streaming", "nexmark", "window_join", "disorder", "scaling",
-             "kafka", "density", "overhead", "state")
+             "kafka", "density", "overhead", "state", "skew")
 RESULTS = Path(__file__).parent / "results"
 
 

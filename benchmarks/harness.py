@@ -110,6 +110,23 @@ def totals(df: DataFrame) -> tuple[int, int]:
     return int(row[0]), int(row[1] or 0)
 
 
+def run_module(module: str, args: list[str], timeout_s: float) -> dict[str, Any] | None:
+    """Run ``python -m module *args`` in its own process (so that its peak
+    memory is its own) and return the JSON of its last line; None when it
+    runs past `timeout_s`. Raises RuntimeError with its stderr's end when
+    it fails."""
+    import sys
+
+    try:
+        done = subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, check=False,
+                              timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return None
+    if done.returncode != 0:
+        raise RuntimeError(f"{module} {' '.join(args)} failed:\n{done.stderr[-3000:]}")
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
 def machine() -> str:
     """A one-line description of this machine."""
     try:

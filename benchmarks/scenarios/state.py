@@ -19,9 +19,6 @@ keys whatever the keys held, so that the rows changed are the same.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from typing import Any
 
 KEYS, QUICK_KEYS = (10_000, 1_000_000, 10_000_000), (10_000, 100_000)
@@ -38,15 +35,11 @@ RUN_S = 1800  # a run not done in half an hour is recorded as not finished (Spar
 def one(engine: str, kind: str, keys: int, files: int, *more: str) -> dict[str, Any]:
     """One run of `benchmarks.state_scale` in its own process (its figures,
     or ``finished: False`` past `RUN_S`); `more`: its further arguments."""
-    try:
-        done = subprocess.run([sys.executable, "-m", "benchmarks.state_scale", "--engine", engine, "--kind", kind,
-                               "--keys", str(keys), "--files", str(files), *more], capture_output=True, text=True,
-                              check=False, timeout=RUN_S)
-    except subprocess.TimeoutExpired:
-        return {"engine": engine, "kind": kind, "keys": keys, "finished": False}
-    if done.returncode != 0:
-        raise RuntimeError(f"state_scale {engine} {kind} {keys} failed:\n{done.stderr[-3000:]}")
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    from benchmarks.harness import run_module
+
+    found = run_module("benchmarks.state_scale", ["--engine", engine, "--kind", kind, "--keys", str(keys),
+                                                  "--files", str(files), *more], RUN_S)
+    return {"engine": engine, "kind": kind, "keys": keys, "finished": False} if found is None else found
 
 
 def line(kind: str, keys: int, spark: dict[str, Any], mine: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ and unpickles it at its first call (see there why). Runs on executors.
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Iterator
 
 import pandas as pd
@@ -42,12 +43,16 @@ class ShardCall:
         bound.output, bound.cache_id = schema, cache_id
         return bound
 
-    def handle(self, store: Store, packed: Iterator[pd.DataFrame], work_dir: str | None = None
-               ) -> Iterator[pd.DataFrame]:
+    def handle(self, store: Store, packed: Iterator[pd.DataFrame], work_dir: str | None = None,
+               shard: int | None = None) -> Iterator[pd.DataFrame]:
         """The shard's output frames for its `packed` frames (columns `DATA`
         and `SUMMARY`, `wid.kernels.operator.packing`); `work_dir` is the
         executor's work directory, which holds the host-local state cache;
-        the shard's counts name the cache's directory (``cache_dir``)."""
+        the shard's counts name the cache's directory (``cache_dir``), the
+        `shard` and how long its call took from its first frame to its
+        output (``took_ms``: how the shards share a micro-batch's work,
+        `benchmarks.skew_scale`)."""
+        started = time.perf_counter()
         blobs: list[bytes] = []
         summaries: list[str] = []
         for frame in packed:
@@ -59,13 +64,12 @@ class ShardCall:
         if cached is not None:
             cached.finish()
             out.stats["cache_dir"] = str(root)  # for its removal when the query ends
+        out.stats["shard"], out.stats["took_ms"] = shard, round((time.perf_counter() - started) * 1000, 1)
         yield from frames(out, self.output)
 
     def run(self, store: Store, rows: pa.Table, sources: dict[str, SourceBatch], batch_ms: int) -> ShardOutput:
         """One shard's micro-batch: `run_batch` with the window's engine."""
         return run_batch(self.spec, store, make_engine(self.spec, store), rows, sources, batch_ms)
-
-
 
 
 __all__ = ["ShardCall"]

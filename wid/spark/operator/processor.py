@@ -95,7 +95,7 @@ class WidProcessor(StatefulProcessor):
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
         if self.call is None:
             self.call = pickle.loads(self.payload)
-        yield from self.call.handle(self.store, rows, work_dir())
+        yield from self.call.handle(self.store, rows, work_dir(), shard=int(key[0]))
 
     def close(self) -> None:
         pass
