@@ -161,3 +161,14 @@ def test_status_names_the_partition_and_the_window_that_waits(spark: Any, kafka:
     assert data["windows"]["count"] == len(expected) and data["why"][0] == why
     assert {(c["partition"], c["idle"], c["holds_back"]) for c in data["clocks"]} == {
         (JFK, False, False), (LGA, False, True), (EWR, True, False)}
+
+
+def test_a_stream_that_has_not_run_says_so(spark: Any, tmp_path: Path) -> None:
+    from wid.kernels.operator.shard import LAYOUT
+
+    shutil.copy(Path(__file__).parents[1] / "checkpoints" / f"layout-{LAYOUT}" / "tumbling" / "pipeline.toml", tmp_path)
+    shown = CliRunner().invoke(app, ["status", str(tmp_path / "pipeline.toml"), "--json"])
+    assert shown.exit_code == 0, shown.output
+    data = json.loads(shown.output)
+    assert data["committed"] is None and data["windows"]["count"] == 0
+    assert any("the stream has not run" in n for n in data["notes"]), data["notes"]

@@ -138,8 +138,11 @@ def read_logs(status: Status) -> None:
     timestamp, the recorded definition, the history and the state's bytes
     per shard from a local checkpoint (another file system: a note)."""
     root = local_directory(status.checkpoint)
-    if root is None or not root.is_dir():
+    if root is None:
         status.notes.append(f"{status.checkpoint}: not a local directory, so its logs and history are not read")
+        return
+    if not root.is_dir():
+        status.notes.append(f"no checkpoint at {root} yet: the stream has not run")
         return
     logged, committed = _log_ids(root, "offsets"), _log_ids(root, "commits")
     status.logged = logged[-1] if logged else None
@@ -197,7 +200,11 @@ def read_state(status: Status, spark: Any, operator: Any, idleness_ms: int | Non
     """Fill the clocks, the global watermark and the windows held from the
     checkpoint's state (`operator`: the window's OperatorSpec, from its
     pipeline; None: the clocks only)."""
-    stores = _stores(spark, status.checkpoint)
+    root = local_directory(status.checkpoint)
+    if root is not None and not (root / "state").is_dir():
+        stores: dict[int, MemoryStore] = {}  # no micro-batch has committed state (Spark's reader refuses it)
+    else:
+        stores = _stores(spark, status.checkpoint)
     if not stores:
         status.notes.append("the checkpoint holds no state yet")
         return
