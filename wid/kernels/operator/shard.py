@@ -41,6 +41,7 @@ from wid.kernels.tables import (
     PUNCT,
     REASON,
     ROW_JSON,
+    ROWS,
     SRC,
     concat,
     from_bytes,
@@ -241,6 +242,7 @@ def run_batch(spec: OperatorSpec, store: Store, engine: Engine, rows: pa.Table,
     `rows` holds data and punctuation rows (`PUNCT`), and rows rejected as
     bad input (`REASON` set), which go straight to the output."""
     out = ShardOutput()
+    received = rows.num_rows
     out.rejected, rows = split_rejected(rows, spec.late_data == "dlq")
     if CLOCK in rows.column_names:  # summarised before the shards (`packing.summarize`)
         rows = rows.drop_columns([CLOCK])
@@ -266,16 +268,26 @@ def run_batch(spec: OperatorSpec, store: Store, engine: Engine, rows: pa.Table,
     meta.batches += 1
     out.sequence = meta.batches
     windows, groups = engine.held()
-    n_late = int(late.sum())
-    out.stats = {"rows": data.num_rows, "aggregated": int(accepted.sum()), "punctuations": puncts.num_rows,
+    stands_for = represented(data)
+    n_rows, n_late = int(stands_for.sum()), int(stands_for[late].sum())
+    out.stats = {"rows": n_rows, "aggregated": n_rows - n_late, "punctuations": puncts.num_rows,
                  "rejected": 0 if out.rejected is None else out.rejected.num_rows,
                  "late_dlq": n_late if spec.late_data == "dlq" else 0,
                  "late_dropped": 0 if spec.late_data == "dlq" else n_late,
                  "windows_active": windows, "state_groups": groups, "watermark_us": meta.marks.global_us,
-                 "batch_ms": batch_ms,
+                 "batch_ms": batch_ms, "received": received,
                  "sources": {k: c.watermark_us for k, c in meta.marks.sources.items()}}
     store.put("meta", meta.dumps())
     return out
+
+
+def represented(rows: pa.Table) -> np.ndarray:
+    """The data rows each of `rows` stands for: its `ROWS` where it is a
+    partial combined before the shuffle (`wid.kernels.operator.combine`),
+    else 1."""
+    if ROWS not in rows.column_names:
+        return np.ones(rows.num_rows, dtype=np.int64)
+    return np.asarray(rows.column(ROWS).fill_null(1).to_numpy(), dtype=np.int64)
 
 
 def late_rows(late_data: str, late: pa.Table, reason: str | pa.Array = LATE_REASON) -> pa.Table | None:
@@ -290,4 +302,4 @@ def late_rows(late_data: str, late: pa.Table, reason: str | pa.Array = LATE_REAS
 
 
 __all__ = ["LAYOUT", "Closing", "Emitted", "Engine", "LATE_REASON", "MemoryStore", "Meta", "ShardOutput", "Store", "keyed_after",
-           "late_rows", "load_keyed", "load_meta", "run_batch", "split_rejected", "tables"]
+           "late_rows", "load_keyed", "load_meta", "represented", "run_batch", "split_rejected", "tables"]
