@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.kernels.operator.cases import SCHEMA, assert_same_results
+from tests.kernels.operator.cases import HOT_WINDOW, SCHEMA, assert_same_results, hot_key_batches
 from tests.kernels.operator.harness import LocalOperator, micro_batches
 from tests.strategies import aggregations
 from tests.transcript import Transcript, all_transcripts, is_punctuation, schema_of
@@ -48,31 +48,10 @@ def test_every_transcript_replays_with_rows_combined_in_three_input_partitions(t
     transcript.check(operator.run(transcript.batches))
 
 
-def _hot_key_batches() -> list[MicroBatch]:
-    """Three micro-batches: key ``hot`` holds 300 of each batch's 330 rows,
-    spread over 3 ms panes; ``k0``-``k9`` hold 3 rows each. Batch 2 also
-    brings 20 hot rows behind the watermark (late)."""
-    rng = random.Random(7)
-    batches = []
-    for b in range(3):
-        base = 100 * b
-        rows = [{"k": "hot", "ts": base + rng.randrange(30), "v": float(rng.randrange(9)), "w": 1} for _ in range(300)]
-        rows += [{"k": f"k{i}", "ts": base + rng.randrange(30), "v": 1.0, "w": 2} for i in range(10) for _ in range(3)]
-        if b == 2:
-            rows += [{"k": "hot", "ts": rng.randrange(20), "v": 5.0, "w": 3} for _ in range(20)]
-        rng.shuffle(rows)
-        batches.append(MicroBatch([("a", r) for r in rows], 7 * b))
-    return batches
-
-
 def test_a_hot_key_reaches_its_shard_as_at_most_one_partial_per_partition_and_pane() -> None:
     #   panes of 10 ms; batch b's rows in [100b, 100b + 30): the hot key's rows fall in 3 panes a batch
     #   3 input partitions  ─ pack ─►  at most 3 x 3 hot partials (+ the few keys' partials) on its shard
-    window = Window.tumbling(10, event_time_column="ts", event_time_unit="ms", group_by=["k"], lateness_ms=0,
-                             max_groups_per_window=100,
-                             aggregations=[Aggregation("count", as_="n"), Aggregation("sum", "v", as_="s"),
-                                           Aggregation("max", "v", as_="top"), Aggregation("last", "w", as_="w")])
-    batches = _hot_key_batches()
+    window, batches = HOT_WINDOW, hot_key_batches()
     op = LocalOperator(window, SCHEMA, shards=4, partitions=3)
     got, want = op.run(batches), run_stream(batches, window)
     assert_same_results(window, got, want)
