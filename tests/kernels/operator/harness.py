@@ -127,7 +127,7 @@ class LocalOperator:
             out.emitted += self._emissions(shard.windows, shard.retractions)
             out.late += [LateRow(r[SRC], {c[len(ORIGINAL):]: v for c, v in r.items() if c.startswith(ORIGINAL)},
                                  r["_wid_reason"]) for r in (shard.late.to_pylist() if shard.late is not None else [])]
-            self.stats[-1].append(shard.stats)
+            self.stats[-1].append({**shard.stats, "received": part.num_rows})  # as `ShardCall.handle` counts
             out.rows_late_dropped += shard.stats["late_dropped"]
             out.watermark_us = shard.stats["watermark_us"]
             held += shard.stats["state_groups"]

@@ -240,9 +240,11 @@ def run_batch(spec: OperatorSpec, store: Store, engine: Engine, rows: pa.Table,
               sources: Mapping[str, SourceBatch], batch_ms: int) -> ShardOutput:
     """Steps 1-4 of the module docstring for one shard and micro-batch.
     `rows` holds data and punctuation rows (`PUNCT`), and rows rejected as
-    bad input (`REASON` set), which go straight to the output."""
+    bad input (`REASON` set), which go straight to the output. Data rows may
+    be partials combined before the shuffle (`wid.kernels.operator.combine`):
+    the counts (``rows``, ``aggregated``, late) count the rows they stand
+    for (`represented`), so the accounting identity holds row for row."""
     out = ShardOutput()
-    received = rows.num_rows
     out.rejected, rows = split_rejected(rows, spec.late_data == "dlq")
     if CLOCK in rows.column_names:  # summarised before the shards (`packing.summarize`)
         rows = rows.drop_columns([CLOCK])
@@ -275,7 +277,7 @@ def run_batch(spec: OperatorSpec, store: Store, engine: Engine, rows: pa.Table,
                  "late_dlq": n_late if spec.late_data == "dlq" else 0,
                  "late_dropped": 0 if spec.late_data == "dlq" else n_late,
                  "windows_active": windows, "state_groups": groups, "watermark_us": meta.marks.global_us,
-                 "batch_ms": batch_ms, "received": received,
+                 "batch_ms": batch_ms,
                  "sources": {k: c.watermark_us for k, c in meta.marks.sources.items()}}
     store.put("meta", meta.dumps())
     return out

@@ -11,6 +11,9 @@ spread evenly over the tasks. The shard count is
 ``spark.wid.operator.shards`` (default: ``spark.sql.shuffle.partitions``);
 it is part of the state's layout, and a restart with another value is
 refused by the shards (see `wid.kernels.operator.shard.run_batch`).
+``spark.wid.operator.combine`` (default on) has `pack` combine a tumbling or
+hopping window's rows per (group, pane) inside each input partition before
+the shuffle (`wid.kernels.operator.combine`).
 """
 
 from __future__ import annotations
