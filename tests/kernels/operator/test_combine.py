@@ -17,6 +17,9 @@ from hypothesis import strategies as st
 
 from tests.kernels.operator.cases import HOT_WINDOW, SCHEMA, assert_same_results, hot_key_batches
 from tests.kernels.operator.harness import LocalOperator, micro_batches
+from tests.kernels.operator.test_calendar_engines import cases as calendar_cases
+from tests.kernels.operator.test_extent_engines import SCHEMA as CALENDAR_SCHEMA
+from tests.kernels.operator.test_extent_engines import assert_same_results as assert_same_extents
 from tests.strategies import aggregations
 from tests.transcript import Transcript, all_transcripts, is_punctuation, schema_of
 from wid import Aggregation, Window
@@ -137,3 +140,16 @@ def test_skewed_keys_combined_equal_the_oracle(window: Window, batches: list[Mic
     _counts_hold(op, got, want)
     received = sum(s["received"] for batch in op.stats for s in batch)
     assert received <= sum(len(b.rows) for b in batches)  # never more than the rows: partials replace them
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=calendar_cases(), shards=st.integers(1, 3), partitions=st.integers(1, 3))
+def test_calendar_windows_combined_equal_the_oracle(case: tuple[Window, list[MicroBatch]], shards: int,
+                                                    partitions: int) -> None:
+    # local days, weeks, months and hours across time-zone changes, with and without group columns, global
+    # punctuations among the rows (`tests/kernels/operator/test_calendar_engines.py`)
+    window, batches = case
+    op = LocalOperator(window, CALENDAR_SCHEMA, shards, is_punctuation, partitions=partitions)
+    got, want = op.run(batches), run_stream(batches, window, is_punctuation)
+    assert_same_extents(window, got, want)
+    _counts_hold(op, got, want)

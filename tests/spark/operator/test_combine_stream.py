@@ -7,41 +7,18 @@ late rows and counts stay the streaming oracle's; with
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.kernels.operator.cases import HOT_WINDOW, SCHEMA, assert_same_results, hot_key_batches
-from tests.spark.operator.spark_run import ddl, land, to_result
+from tests.spark.operator.spark_run import operator_rows, to_result
 from wid.kernels.operator.output import COUNTS_ROW, KIND, STATS
 from wid.semantics.stream_oracle import run_stream
-from wid.spark.compile import compile_window
 from wid.spark.operator.query import COMBINE_CONF
 
-PARTITIONS = 3
-
-
-def _run(spark: Any, root: Path) -> tuple[list[Any], list[list[dict[str, Any]]]]:
-    """The hot-key batches through the operator, each micro-batch's rows in
-    `PARTITIONS` input partitions: one `BatchResult` and the shards' counts
-    per micro-batch."""
-    batches = hot_key_batches()
-    land(root / "land", batches)
-    df = spark.readStream.schema(ddl(SCHEMA)).option("maxFilesPerTrigger", 1).json(str(root / "land"))
-    result = compile_window(df.repartition(PARTITIONS), HOT_WINDOW, source="a")
-    assert result.operator is not None
-    seen: dict[int, list[dict[str, Any]]] = defaultdict(list)
-
-    def handle(frame: Any, batch_id: int) -> None:
-        seen[batch_id] = [r.asDict() for r in frame.collect()]
-    query = (result.operator.writeStream.foreachBatch(handle).option("checkpointLocation", str(root / "ck"))
-             .trigger(availableNow=True).start())
-    query.awaitTermination()
-    rows = [seen[b] for b in sorted(seen)]
-    return ([to_result(r, HOT_WINDOW, SCHEMA.names) for r in rows],
-            [[json.loads(r[STATS]) for r in batch if r[KIND] == COUNTS_ROW] for batch in rows])
+PARTITIONS = 3  # input partitions of each micro-batch's rows
 
 
 @pytest.mark.parametrize("combine", ["true", "false"])
@@ -49,9 +26,11 @@ def test_a_hot_key_reaches_its_shard_as_partials(spark: Any, tmp_path: Path, com
     batches = hot_key_batches()
     spark.conf.set(COMBINE_CONF, combine)
     try:
-        got, stats = _run(spark, tmp_path)
+        seen = operator_rows(spark, tmp_path, batches, HOT_WINDOW, SCHEMA, lambda df: df.repartition(PARTITIONS))
     finally:
         spark.conf.unset(COMBINE_CONF)
+    got = [to_result(rows, HOT_WINDOW, SCHEMA.names) for rows in seen]
+    stats = [[json.loads(r[STATS]) for r in rows if r[KIND] == COUNTS_ROW] for rows in seen]
     assert_same_results(HOT_WINDOW, got, run_stream(batches, HOT_WINDOW))
     for b, shards in enumerate(stats):
         rows = [r for _, r in batches[b].rows]
