@@ -1,7 +1,7 @@
 """Hot keys: how the WID operator's shards share a skewed stream, beside
 Spark's own query (issue 54).
 
-    python -m benchmarks.skew_scale --engine wid --keys zipf --shards 32 [--rows 50000] [--files 8]
+    python -m benchmarks.skew_scale --engine wid --keys zipf --shards 32 [--rows 50000] [--files 8] [--combine off]
     python -m benchmarks run --only skew          (the grid: zipf and hot; 8, 32, 128 shards; Spark)
 
 Data: `files` Parquet files of `rows` rows each, keys drawn over 1,000,000
@@ -16,15 +16,18 @@ partitions on ``local[2]``.
   writes them: the shards' counts collected (each shard's rows, and the
   time its call took: ``took_ms``, `wid.kernels.operator.shard_call`), the
   windows written to Spark's ``noop`` sink. ``--shards`` sets
-  ``spark.wid.operator.shards``.
+  ``spark.wid.operator.shards``; ``--combine off`` sets
+  ``spark.wid.operator.combine`` to false (rows ship to their shard
+  uncombined, `wid.kernels.operator.combine`).
 - ``spark``: ``withWatermark`` + ``groupBy(k, window(ts, "1 day"))`` in
   update mode to the ``noop`` sink, as a Spark user writes it (Spark
   combines each key's rows inside an input partition before its shuffle).
 
 Prints one JSON line: the median steady micro-batch (every micro-batch
-after the `warm` first ones), and for wid each shard's rows and call time
-summed over the steady micro-batches, with the largest over the mean of
-each (the skew a task carries: a shard's rows all go to one task).
+after the `warm` first ones), and for wid each shard's rows (those its
+input stands for), the rows it received (partials and rows) and its call
+time, summed over the steady micro-batches, with the largest over the mean
+of each (the skew a task carries: a shard's input all goes to one task).
 """
 
 from __future__ import annotations
@@ -105,12 +108,14 @@ def wid_writer(stream: Any, shards_seen: list[list[dict[str, Any]]]) -> Any:
     return stage.rows, write
 
 
-def measure(engine: str, how: str, shards: int, rows: int, files: int, warm: int) -> dict[str, Any]:
+def measure(engine: str, how: str, shards: int, rows: int, files: int, warm: int,
+            combine: bool = True) -> dict[str, Any]:
     """One run (see the module docstring); returns its figures."""
     from benchmarks.harness import session
-    from wid.spark.operator.query import CHANGELOG, PROVIDER, ROCKSDB, SHARDS_CONF
+    from wid.spark.operator.query import CHANGELOG, COMBINE_CONF, PROVIDER, ROCKSDB, SHARDS_CONF
 
-    spark = session(shuffle_partitions=2, more={PROVIDER: ROCKSDB, CHANGELOG: "true", SHARDS_CONF: str(shards)})
+    spark = session(shuffle_partitions=2, more={PROVIDER: ROCKSDB, CHANGELOG: "true", SHARDS_CONF: str(shards),
+                                                COMBINE_CONF: str(combine).lower()})
     shards_seen: list[list[dict[str, Any]]] = []
     with tempfile.TemporaryDirectory(prefix="wid-skew-", ignore_cleanup_errors=True) as tmp:
         root = Path(tmp)
@@ -134,17 +139,18 @@ def measure(engine: str, how: str, shards: int, rows: int, files: int, warm: int
     steady = [p for p in progress if int(p.batchId) >= warm]
     durations = [int(p.durationMs["triggerExecution"]) / 1000 for p in steady]
     out_doc: dict[str, Any] = {"engine": engine, "keys": how, "shards": shards if engine == "wid" else None,
+                               "combine": combine if engine == "wid" else None,
                                "rows_per_file": rows, "steady_batches": len(steady), "wall_s": wall_s,
                                "steady_batch_s": statistics.median(durations) if durations else None,
                                "steady_batches_s": durations}
     if engine == "wid":
-        rows_of: dict[int, float] = {}
-        took: dict[int, float] = {}
+        summed: dict[str, dict[int, float]] = {"rows": {}, "received": {}, "took_ms": {}}
         for batch in shards_seen[warm:]:
             for s in batch:
-                rows_of[s["shard"]] = rows_of.get(s["shard"], 0) + s["rows"]
-                took[s["shard"]] = took.get(s["shard"], 0.0) + s["took_ms"]
-        out_doc.update(shard_rows=spread(rows_of), shard_ms=spread(took), shards_seen=len(rows_of))
+                for name, per_shard in summed.items():
+                    per_shard[s["shard"]] = per_shard.get(s["shard"], 0.0) + s[name]
+        out_doc.update(shard_rows=spread(summed["rows"]), shard_received=spread(summed["received"]),
+                       shard_ms=spread(summed["took_ms"]), shards_seen=len(summed["rows"]))
     return out_doc
 
 
@@ -156,8 +162,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=50_000, help="rows of each file")
     parser.add_argument("--files", type=int, default=8)
     parser.add_argument("--warm", type=int, default=2, help="first micro-batches not counted as steady")
+    parser.add_argument("--combine", choices=("on", "off"), default="on", help="spark.wid.operator.combine (wid)")
     args = parser.parse_args(argv)
-    print(json.dumps(measure(args.engine, args.keys, args.shards, args.rows, args.files, args.warm)))
+    print(json.dumps(measure(args.engine, args.keys, args.shards, args.rows, args.files, args.warm,
+                             args.combine == "on")))
     return 0
 
 

@@ -20,6 +20,7 @@ FILE = "_wid_file"      # the file a row was read from (dead letters)
 ORIGINAL = "_wid_o_"    # prefix of the original columns carried for the dead letter
 REASON = "_wid_reason"  # why a row is rejected as bad input, or is late (dead letters)
 ROW_JSON = "_wid_row_json"  # a rejected row as the dead letter stores it: JSON, or a malformed record's text
+ROWS = "_wid_rows"      # the rows a partial combined before the shuffle stands for (`wid.kernels.operator.combine`)
 
 
 SPAN = 1 << 62  # combined key codes stay below this (int64 arithmetic)
@@ -146,5 +147,5 @@ def ints(table: pa.Table, name: str) -> np.ndarray:
     return np.asarray((col.fill_null(0) if col.null_count else col).to_numpy(), dtype=np.int64)
 
 
-__all__ = ["CHUNK_ROWS", "CLOCK", "FILE", "ORIGINAL", "PANE", "PTIME", "PUNCT", "SRC", "STATE_CODEC", "TS", "concat", "from_bytes",
+__all__ = ["CHUNK_ROWS", "CLOCK", "FILE", "ORIGINAL", "PANE", "PTIME", "PUNCT", "ROWS", "SRC", "STATE_CODEC", "TS", "concat", "from_bytes",
            "codes_to_ids", "group_ids", "ints", "state_bytes", "to_bytes", "to_chunks", "where"]

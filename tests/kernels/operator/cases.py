@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tests.kernels.operator.harness import micro_batches
 from tests.spark.compare import same_value
 from tests.strategies import aggregations
-from wid import Window
+from wid import Aggregation, Window
 from wid.semantics.stream_oracle import BatchResult, MicroBatch
 
 SCHEMA = pa.schema([("k", pa.string()), ("ts", pa.int64()), ("v", pa.float64()), ("w", pa.int64())])
@@ -68,3 +68,28 @@ def assert_same_results(window: Window, got: list[BatchResult], want: list[Batch
                 if not b.retract:
                     assert same_value(agg.agg, agg.mode, a.row[agg.as_], b.row[agg.as_]), (
                         f"batch {i} {agg}: {a.row[agg.as_]!r} != {b.row[agg.as_]!r}")
+
+
+# a tumbling window of 10 ms per key, whose hot key shows combining before the shuffle (`hot_key_batches`)
+HOT_WINDOW = Window.tumbling(10, event_time_column="ts", event_time_unit="ms", group_by=["k"], lateness_ms=0,
+                             max_groups_per_window=100,
+                             aggregations=[Aggregation("count", as_="n"), Aggregation("sum", "v", as_="s"),
+                                           Aggregation("max", "v", as_="top"), Aggregation("last", "w", as_="w")])
+
+
+def hot_key_batches() -> list[MicroBatch]:
+    """Three micro-batches in `SCHEMA`: key ``hot`` holds 300 of each
+    batch's 330 rows, spread over 3 panes of `HOT_WINDOW`; ``k0``-``k9`` hold
+    3 rows each. Batch 2 also brings 20 hot rows behind the watermark (late)."""
+    rng = random.Random(7)
+    batches = []
+    for b in range(3):
+        base = 100 * b
+        rows = [{"k": "hot", "ts": base + rng.randrange(30), "v": float(rng.randrange(9)), "w": rng.randrange(5)}
+                for _ in range(300)]
+        rows += [{"k": f"k{i}", "ts": base + rng.randrange(30), "v": 1.0, "w": 2} for i in range(10) for _ in range(3)]
+        if b == 2:
+            rows += [{"k": "hot", "ts": rng.randrange(20), "v": 5.0, "w": 3} for _ in range(20)]
+        rng.shuffle(rows)
+        batches.append(MicroBatch([("a", r) for r in rows], 7 * b))
+    return batches

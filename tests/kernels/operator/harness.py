@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -15,7 +16,18 @@ import pyarrow as pa
 
 from wid.kernels.fields import END, FINAL, START
 from wid.kernels.operator.engines import make_engine
-from wid.kernels.operator.packing import BATCH_MS, SHARD, read_summaries, split, summarize
+from wid.kernels.operator.packing import (
+    BATCH_MS,
+    DATA,
+    KEY,
+    SHARD,
+    SUMMARY,
+    pack,
+    read_summaries,
+    received,
+    split,
+    summarize,
+)
 from wid.kernels.operator.shard import Emitted, MemoryStore, ShardOutput, Store, run_batch, tables
 from wid.kernels.operator.state_cache import CachedStore
 from wid.kernels.tables import CLOCK, ORIGINAL, PTIME, PUNCT, SRC, TS
@@ -50,15 +62,21 @@ class LocalOperator:
 
     def __init__(self, window: Window, schema: pa.Schema, shards: int = 3,
                  is_punctuation: Callable[[Any], bool] = lambda _: False, hosts: Sequence[Path] = (),
-                 seed: int = 0) -> None:
+                 seed: int = 0, partitions: int = 0) -> None:
+        """`partitions`: when above 0, each micro-batch's rows are cut into
+        that many input partitions (in arrival order), each packed by
+        `pack` as Spark's plan packs it, combining before the shuffle where
+        the window allows it (`wid.kernels.operator.combine`); at 0 the rows
+        are split by shard unpacked."""
         self.window, self.schema, self.is_punctuation = window, schema, is_punctuation
-        self.hosts, self.rng = list(hosts), random.Random(seed)
+        self.hosts, self.rng, self.partitions = list(hosts), random.Random(seed), partitions
         self.spec = operator_spec(window, pipeline="test", shards=shards,
                                   dead_letter_columns=tuple(schema.names) if window.late_data == "dlq" else (),
                                   input_columns=tuple(schema.names))
         self.stores = [MemoryStore() for _ in range(shards)]
         self.held: list[int] = []  # after each batch: state rows held over all shards (`Engine.held`)
         self.window_tables: list[list[pa.Table]] = []  # each shard and batch: the window tables it emitted
+        self.stats: list[list[dict[str, Any]]] = []  # each batch: each shard's counts (`run_batch`'s stats)
 
     def run(self, batches: Sequence[MicroBatch]) -> list[BatchResult]:
         return [self.step(b) for b in batches]
@@ -98,10 +116,9 @@ class LocalOperator:
         held = 0
         table = self._table(batch, out)
         scoped = bool(self.window.punctuation and self.window.punctuation.scope)
-        sources, batch_ms = read_summaries([__import__("json").dumps(summarize(table, scoped))]) if table.num_rows \
-            else ({}, batch.batch_ms)
-        for store, part in zip(self.stores, split(table, len(self.stores)), strict=True):
-            part = part.drop_columns([BATCH_MS])
+        summary = read_summaries([json.dumps(summarize(table, scoped))]) if table.num_rows else ({}, batch.batch_ms)
+        self.stats.append([])
+        for store, (part, sources, batch_ms) in zip(self.stores, self._parts(table, scoped, *summary), strict=True):
             if self.hosts and self.rng.random() < 1 / 3:
                 kept = copy.deepcopy(store.__dict__)
                 self._shard(store, part.slice(0, part.num_rows // 2), sources, batch_ms)  # other state than the retry's
@@ -110,11 +127,30 @@ class LocalOperator:
             out.emitted += self._emissions(shard.windows, shard.retractions)
             out.late += [LateRow(r[SRC], {c[len(ORIGINAL):]: v for c, v in r.items() if c.startswith(ORIGINAL)},
                                  r["_wid_reason"]) for r in (shard.late.to_pylist() if shard.late is not None else [])]
+            self.stats[-1].append({**shard.stats, "received": part.num_rows})  # as `ShardCall.handle` counts
             out.rows_late_dropped += shard.stats["late_dropped"]
             out.watermark_us = shard.stats["watermark_us"]
             held += shard.stats["state_groups"]
         self.held.append(held)
         return out
+
+    def _parts(self, table: pa.Table, scoped: bool, sources: Any, batch_ms: int) -> list[tuple[pa.Table, Any, int]]:
+        """Each shard's rows, per-source summaries and batch timestamp: split
+        by shard, or (`partitions`) packed per input partition and received
+        as the operator receives them."""
+        shards = len(self.stores)
+        if not self.partitions or table.num_rows == 0:
+            return [(part.drop_columns([BATCH_MS]), sources, batch_ms) for part in split(table, shards)]
+        step = -(-table.num_rows // self.partitions)
+        packed = [b for lo in range(0, table.num_rows, step)
+                  for b in pack(iter(table.slice(lo, step).to_batches()), list(range(shards)), scoped,
+                                combine=self.spec)]
+        blobs: dict[int, tuple[list[bytes], list[str]]] = {s: ([], []) for s in range(shards)}
+        for b in packed:
+            for key, blob, summary in zip(*(b.column(c).to_pylist() for c in (KEY, DATA, SUMMARY)), strict=True):
+                blobs[key][0].append(blob)
+                blobs[key][1].append(summary)
+        return [received(*blobs[s]) for s in range(shards)]
 
     def _shard(self, store: MemoryStore, part: pa.Table, sources: Any, batch_ms: int) -> ShardOutput:
         cached = CachedStore(store, self.rng.choice(self.hosts)) if self.hosts else None

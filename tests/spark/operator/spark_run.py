@@ -44,11 +44,11 @@ def ddl(schema: pa.Schema) -> str:
     return ", ".join(f"{f.name} {names[f.type]}" for f in schema)
 
 
-def run_on_spark(spark: Any, root: Path, batches: list[MicroBatch], window: Window, schema: pa.Schema,
-                 through: Callable[[Any], Any] | None = None) -> list[BatchResult]:
+def operator_rows(spark: Any, root: Path, batches: list[MicroBatch], window: Window, schema: pa.Schema,
+                  through: Callable[[Any], Any] | None = None) -> list[list[dict[str, Any]]]:
     """Run `window` on the batches (all from source ``a``), read through
-    `through` when given (a DataFrame step); one result per micro-batch
-    Spark ran (it runs one per landing file)."""
+    `through` when given (a DataFrame step); the operator's output rows of
+    each micro-batch Spark ran (it runs one per landing file)."""
     land(root / "land", batches)
     df = spark.readStream.schema(ddl(schema)).option("maxFilesPerTrigger", 1).json(str(root / "land"))
     df = df if through is None else through(df)
@@ -61,7 +61,14 @@ def run_on_spark(spark: Any, root: Path, batches: list[MicroBatch], window: Wind
     query = (result.operator.writeStream.foreachBatch(handle).option("checkpointLocation", str(root / "ck"))
              .trigger(availableNow=True).start())
     query.awaitTermination()
-    results = [to_result(seen[b], window, schema.names) for b in sorted(seen)]
+    return [seen[b] for b in sorted(seen)]
+
+
+def run_on_spark(spark: Any, root: Path, batches: list[MicroBatch], window: Window, schema: pa.Schema,
+                 through: Callable[[Any], Any] | None = None) -> list[BatchResult]:
+    """`operator_rows` as one `BatchResult` per micro-batch."""
+    results = [to_result(rows, window, schema.names)
+               for rows in operator_rows(spark, root, batches, window, schema, through)]
     for before, now in zip(results, results[1:], strict=False):
         if now.watermark_us is None:  # no row reached the shards (all rejected): the watermark stays
             now.watermark_us = before.watermark_us

@@ -25,6 +25,18 @@ columns, 1.1-1.2 s with these three more). The
 engines see the same columns either way (the put-back ones last; held
 tables are concatenated by name), so a checkpoint written while they were
 sent restarts unchanged.
+
+Before the shuffle, the rows of a tumbling or hopping window combine
+(`wid.kernels.operator.combine`; ``spark.wid.operator.combine``, on unless
+set to ``false``): the data rows of one (group, pane) inside one input
+partition ship as one partial aggregate with the number of rows it stands
+for, after the partition's summary is taken from its rows, so a hot key
+costs its shard a partial per partition and pane, not its rows. Rows
+rejected as bad input and punctuation rows ship as rows. Under the ``dlq``
+late policy nothing combines: a late row goes to the dead letter with its
+source columns, which a partial no longer holds, and carrying them beside it
+would ship the rows anyway; shipping rows is the simplest choice that is
+correct.
 """
 
 from __future__ import annotations
@@ -37,6 +49,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from wid.kernels.operator.combine import combined, combines
+from wid.kernels.operator.layout import OperatorSpec
 from wid.kernels.tables import (
     CHUNK_ROWS,
     CLOCK,
@@ -135,13 +149,17 @@ def split(rows: pa.Table, shards: int) -> list[pa.Table]:
 
 
 def pack(batches: Iterator[pa.RecordBatch], keys: Sequence[int], scoped: bool,
-         chunk_rows: int = CHUNK_ROWS, constants: Mapping[str, Any] | None = None) -> Iterator[pa.RecordBatch]:
+         chunk_rows: int = CHUNK_ROWS, constants: Mapping[str, Any] | None = None,
+         combine: OperatorSpec | None = None) -> Iterator[pa.RecordBatch]:
     """The ``mapInArrow`` function before the operator: per shard, rows
     whose `KEY` is ``keys[shard]``, each with at most `chunk_rows` of that
     shard's rows as a blob (one empty blob for a shard without rows) and the
     partition's summary, which carries `constants` (the values of the
     `CONSTANT_TYPES` columns the batches leave out); nothing for an empty
-    partition."""
+    partition. Given the window's `combine` spec, where it combines
+    (`wid.kernels.operator.combine.combines`), the partition's data rows of
+    one (group, pane) ship as one partial, combined after the summary is
+    taken from the rows (module docstring)."""
     arrived = [b for b in batches if b.num_rows]
     if not arrived:
         return
@@ -149,6 +167,8 @@ def pack(batches: Iterator[pa.RecordBatch], keys: Sequence[int], scoped: bool,
     constants = dict(constants or {})
     doc = {**summarize(rows, scoped, constants), "constants": constants}
     summary = pa.scalar(json.dumps(doc), pa.string())
+    if combine is not None and combines(combine):
+        rows = combined(combine, rows, carried=(SHARD,))
     for key, part in zip(keys, split(rows, len(keys)), strict=True):
         blobs = to_chunks(part.drop_columns([BATCH_MS]) if BATCH_MS in part.column_names else part, chunk_rows)
         yield pa.RecordBatch.from_arrays([pa.repeat(pa.scalar(key, pa.int64()), len(blobs)),

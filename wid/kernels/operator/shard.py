@@ -41,6 +41,7 @@ from wid.kernels.tables import (
     PUNCT,
     REASON,
     ROW_JSON,
+    ROWS,
     SRC,
     concat,
     from_bytes,
@@ -239,7 +240,10 @@ def run_batch(spec: OperatorSpec, store: Store, engine: Engine, rows: pa.Table,
               sources: Mapping[str, SourceBatch], batch_ms: int) -> ShardOutput:
     """Steps 1-4 of the module docstring for one shard and micro-batch.
     `rows` holds data and punctuation rows (`PUNCT`), and rows rejected as
-    bad input (`REASON` set), which go straight to the output."""
+    bad input (`REASON` set), which go straight to the output. Data rows may
+    be partials combined before the shuffle (`wid.kernels.operator.combine`):
+    the counts (``rows``, ``aggregated``, late) count the rows they stand
+    for (`represented`), so the accounting identity holds row for row."""
     out = ShardOutput()
     out.rejected, rows = split_rejected(rows, spec.late_data == "dlq")
     if CLOCK in rows.column_names:  # summarised before the shards (`packing.summarize`)
@@ -266,8 +270,9 @@ def run_batch(spec: OperatorSpec, store: Store, engine: Engine, rows: pa.Table,
     meta.batches += 1
     out.sequence = meta.batches
     windows, groups = engine.held()
-    n_late = int(late.sum())
-    out.stats = {"rows": data.num_rows, "aggregated": int(accepted.sum()), "punctuations": puncts.num_rows,
+    stands_for = represented(data)
+    n_rows, n_late = int(stands_for.sum()), int(stands_for[late].sum())
+    out.stats = {"rows": n_rows, "aggregated": n_rows - n_late, "punctuations": puncts.num_rows,
                  "rejected": 0 if out.rejected is None else out.rejected.num_rows,
                  "late_dlq": n_late if spec.late_data == "dlq" else 0,
                  "late_dropped": 0 if spec.late_data == "dlq" else n_late,
@@ -276,6 +281,15 @@ def run_batch(spec: OperatorSpec, store: Store, engine: Engine, rows: pa.Table,
                  "sources": {k: c.watermark_us for k, c in meta.marks.sources.items()}}
     store.put("meta", meta.dumps())
     return out
+
+
+def represented(rows: pa.Table) -> np.ndarray:
+    """The data rows each of `rows` stands for: its `ROWS` where it is a
+    partial combined before the shuffle (`wid.kernels.operator.combine`),
+    else 1."""
+    if ROWS not in rows.column_names:
+        return np.ones(rows.num_rows, dtype=np.int64)
+    return np.asarray(rows.column(ROWS).fill_null(1).to_numpy(), dtype=np.int64)
 
 
 def late_rows(late_data: str, late: pa.Table, reason: str | pa.Array = LATE_REASON) -> pa.Table | None:
@@ -290,4 +304,4 @@ def late_rows(late_data: str, late: pa.Table, reason: str | pa.Array = LATE_REAS
 
 
 __all__ = ["LAYOUT", "Closing", "Emitted", "Engine", "LATE_REASON", "MemoryStore", "Meta", "ShardOutput", "Store", "keyed_after",
-           "late_rows", "load_keyed", "load_meta", "run_batch", "split_rejected", "tables"]
+           "late_rows", "load_keyed", "load_meta", "represented", "run_batch", "split_rejected", "tables"]

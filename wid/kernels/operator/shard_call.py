@@ -49,9 +49,11 @@ class ShardCall:
         and `SUMMARY`, `wid.kernels.operator.packing`); `work_dir` is the
         executor's work directory, which holds the host-local state cache;
         the shard's counts name the cache's directory (``cache_dir``), the
-        `shard` and how long its call took from its first frame to its
-        output (``took_ms``: how the shards share a micro-batch's work,
-        `benchmarks.skew_scale`)."""
+        `shard`, the rows it received (``received``: rows, and partials
+        combined before the shuffle, `wid.kernels.operator.combine`, where
+        ``rows`` counts the rows they stand for) and how long its call took
+        from its first frame to its output (``took_ms``: how the shards
+        share a micro-batch's work, `benchmarks.skew_scale`)."""
         started = time.perf_counter()
         blobs: list[bytes] = []
         summaries: list[str] = []
@@ -60,11 +62,13 @@ class ShardCall:
             summaries.extend(frame[SUMMARY])
         root = cache_root(work_dir, self.cache_id) if self.cache_id else None
         cached = None if root is None else CachedStore(store, root)
-        out = self.run(cached or uncached(store), *received(blobs, summaries))
+        rows, sources, batch_ms = received(blobs, summaries)
+        out = self.run(cached or uncached(store), rows, sources, batch_ms)
         if cached is not None:
             cached.finish()
             out.stats["cache_dir"] = str(root)  # for its removal when the query ends
-        out.stats["shard"], out.stats["took_ms"] = shard, round((time.perf_counter() - started) * 1000, 1)
+        out.stats["shard"], out.stats["received"] = shard, rows.num_rows
+        out.stats["took_ms"] = round((time.perf_counter() - started) * 1000, 1)
         yield from frames(out, self.output)
 
     def run(self, store: Store, rows: pa.Table, sources: dict[str, SourceBatch], batch_ms: int) -> ShardOutput:

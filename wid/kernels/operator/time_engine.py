@@ -53,6 +53,7 @@ from wid.kernels.pane_merge import WINDOW_ID as MERGED_WINDOW_ID
 from wid.kernels.pane_merge import FieldOp, MergeSpec, merge_sorted, new_windows, sort_panes
 from wid.kernels.tables import (
     PANE,
+    ROWS,
     TS,
     concat,
     group_ids,
@@ -96,6 +97,28 @@ def _joint_ids(a: pa.Table, b: pa.Table, keys: list[str]) -> tuple[np.ndarray, i
         return np.zeros(a.num_rows + b.num_rows, dtype=np.int64), 1
     gid, groups, _ = group_ids(concat([a.select(keys), b.select(keys)]), keys)
     return gid, groups
+
+
+def pane_partials(spec: OperatorSpec, rows: pa.Table, q: np.ndarray) -> tuple[pa.Table, np.ndarray, int, np.ndarray]:
+    """`rows` merged per (group, pane): one row per distinct (`spec.group_by`,
+    pane `q`) with the group columns, `PANE` and each aggregation's partial
+    fields (``field(i, name)``: `agg.rows`, then `agg.merge`, the fields
+    every pane table holds); and each input row's partial (ids in ``[0,
+    n)``), n, and the first input row of each partial. Rows that are already
+    partials (a `ROWS` column: combined before the shuffle) are merged by
+    their fields. The shard's `TimeEngine.add` and the executor's combining
+    step before the shuffle (`wid.kernels.operator.combine`) both make their
+    partials here."""
+    keys = list(spec.group_by)
+    head = rows.select(keys).append_column(PANE, pa.array(q, pa.int64()))
+    ids, n, first = group_ids(head, [*keys, PANE])
+    combined = ROWS in rows.column_names
+    ts = rows.column(TS).combine_chunks()
+    cols = {c: v.take(pa.array(first)) for c, v in zip(head.column_names, head.columns, strict=True)}
+    for i, agg in enumerate(spec.aggs):
+        parts = fields_of(rows, i) if combined else agg.rows(rows, ts)
+        cols.update({field(i, k): v for k, v in agg.merge(parts, ids, n).items()})
+    return pa.table(cols), ids, n, first
 
 
 @dataclass(frozen=True)
@@ -153,17 +176,14 @@ class TimeEngine:
 
     # -- add ---------------------------------------------------------------------
     def add(self, rows: pa.Table, before: np.ndarray) -> None:
+        """Add accepted `rows` (data rows, or partials combined before the
+        shuffle: `ROWS` set, `wid.kernels.operator.combine`) to their panes;
+        `before`: each row's closing point before the micro-batch."""
         if rows.num_rows == 0:
             return
         keys = list(self.spec.group_by)
         q = self._panes(rows)
-        head = rows.select(keys).append_column(PANE, pa.array(q, pa.int64()))
-        ids, n, first = group_ids(head, [*keys, PANE])
-        ts = rows.column(TS).combine_chunks()
-        partial = head.take(pa.array(first))
-        for i, agg in enumerate(self.spec.aggs):
-            for k, v in agg.merge(agg.rows(rows, ts), ids, n).items():
-                partial = partial.append_column(field(i, k), v)
+        partial, ids, n, _ = pane_partials(self.spec, rows, q)
         if self.policy.fires_touched:  # only then may a window a row touched fire
             wmin = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
             np.minimum.at(wmin, ids, self._first_counted(q, before))
@@ -412,4 +432,4 @@ class TimeEngine:
         return windows_held(np.concatenate(starts), np.concatenate(ends), concat(groups))
 
 
-__all__ = ["TimeEngine", "TimeShape", "key_runs"]
+__all__ = ["TimeEngine", "TimeShape", "key_runs", "pane_partials"]

@@ -11,6 +11,9 @@ spread evenly over the tasks. The shard count is
 ``spark.wid.operator.shards`` (default: ``spark.sql.shuffle.partitions``);
 it is part of the state's layout, and a restart with another value is
 refused by the shards (see `wid.kernels.operator.shard.run_batch`).
+``spark.wid.operator.combine`` (default on) has `pack` combine a tumbling or
+hopping window's rows per (group, pane) inside each input partition before
+the shuffle (`wid.kernels.operator.combine`).
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ US = 1000
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 SHARDS_CONF = "spark.wid.operator.shards"
 STATE_CACHE_CONF = "spark.wid.operator.stateCache"  # "true" (default) or "false": `wid.kernels.operator.state_cache`
+COMBINE_CONF = "spark.wid.operator.combine"  # "true" (default) or "false": `wid.kernels.operator.combine`
 PROVIDER = "spark.sql.streaming.stateStore.providerClass"
 CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 
@@ -238,8 +242,17 @@ def compile_operator(sources: Mapping[str, DataFrame], window: Window, pipeline:
         window.closing_columns
     scoped = bool(window.punctuation is not None and window.punctuation.scope)
     schema = _output_schema(first, window, dead_letter)
+    combine = spec if combining(spark) else None
     return OperatorPlan(through_shards(rows, list(keys), ShardCall(spec), schema, scoped=scoped, constants=constants,
-                                       cache_id=cache_id, configure=configure), spec, tuple(schema.fieldNames()))
+                                       cache_id=cache_id, configure=configure, combine=combine),
+                        spec, tuple(schema.fieldNames()))
+
+
+def combining(spark: SparkSession) -> bool:
+    """Do the operator's rows combine before the shuffle, where the window
+    allows it (`wid.kernels.operator.combine`)? Unless the session sets
+    ``spark.wid.operator.combine`` to ``false``."""
+    return (spark.conf.get(COMBINE_CONF, "true") or "true").strip().lower() != "false"
 
 
 def unsent(window: Window, sources: Mapping[str, DataFrame]) -> dict[str, object]:
@@ -253,7 +266,8 @@ def unsent(window: Window, sources: Mapping[str, DataFrame]) -> dict[str, object
 
 def through_shards(rows: DataFrame, keys: list[str], call: ShardCall, schema: T.StructType, *,
                    scoped: bool = False, constants: Mapping[str, object] | None = None,
-                   cache_id: str | None = None, configure: bool = True) -> DataFrame:
+                   cache_id: str | None = None, configure: bool = True,
+                   combine: OperatorSpec | None = None) -> DataFrame:
     """`rows` (the operator's input columns but those named in `constants`)
     sharded by ``pmod(xxhash64(keys), shards)``, packed per shard, through
     `call` (once per shard and micro-batch, inside `WidProcessor`), which
@@ -266,7 +280,9 @@ def through_shards(rows: DataFrame, keys: list[str], call: ShardCall, schema: T.
     a directory of that name, which whoever runs the query removes when it
     ends (`wid.spark.operator.cache_files.drop_cache_dirs`): wid's pipeline
     runner does; a stream started by hand runs without the copy unless it
-    asks for it. `configure`: see `operator_layout`."""
+    asks for it. `configure`: see `operator_layout`. Given the window's
+    `combine` spec, `pack` combines rows before the shuffle where the window
+    allows it (`wid.kernels.operator.combine`)."""
     spark = rows.sparkSession
     partitions, shards = operator_layout(spark, configure)
     shard_of = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(shards)) if keys else F.lit(0)
@@ -274,7 +290,8 @@ def through_shards(rows: DataFrame, keys: list[str], call: ShardCall, schema: T.
     rows = rows.withColumn(SHARD, shard_of.cast("int")).withColumn(BATCH_MS, F.unix_millis(F.current_timestamp()))
     ship(processor_module)
     packed = rows.mapInArrow(functools.partial(pack, keys=shard_keys(spark, shards, partitions), scoped=scoped,
-                                               constants=dict(constants or {})), T.StructType.fromJson(_packed_json()))
+                                               constants=dict(constants or {}), combine=combine),
+                             T.StructType.fromJson(_packed_json()))
     arrow = arrow_schema(schema, spark.conf.get("spark.sql.session.timeZone") or "UTC")
     cache_state = cache_id is not None and (spark.conf.get(STATE_CACHE_CONF, "true") or "true").lower() != "false"
     processor = WidProcessor(call.emitting(arrow, cache_id if cache_state else None))  # pickles the call: after `ship`
@@ -345,6 +362,6 @@ def dead_letters_of(rows: DataFrame, window: Window, columns: Sequence[str] | No
     return rejected.unionByName(late_rows_of(rows, columns)) if window.late_data == "dlq" else rejected
 
 
-__all__ = ["CHANGELOG", "OperatorPlan", "PROVIDER", "REASON_COLUMN", "ROCKSDB", "SHARDS_CONF", "STATE_CACHE_CONF",
-           "compile_operator", "dead_letters_of", "late_rows_of", "operator_layout", "operator_spec",
+__all__ = ["CHANGELOG", "COMBINE_CONF", "OperatorPlan", "PROVIDER", "REASON_COLUMN", "ROCKSDB", "SHARDS_CONF", "STATE_CACHE_CONF",
+           "combining", "compile_operator", "dead_letters_of", "late_rows_of", "operator_layout", "operator_spec",
            "rejected_rows_of", "retractions_of", "shard_keys", "store_settings", "through_shards", "windows_of"]
