@@ -11,6 +11,16 @@ import pytest
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
+# The suite's JVMs (its sessions, each `wid run` it starts, the legs' servers and daemons) run seconds to
+# minutes of small jobs: the optimising JIT compiler's work never pays back there, and on two cores it
+# competes with the tests. Spark's launcher passes SPARK_SUBMIT_OPTS to every driver it starts (PySpark's
+# included) and SPARK_DAEMON_JAVA_OPTS to a cluster's master and workers; the JVM takes both without a notice
+# on stderr, which the CLI tests read. Only the JIT tier and the garbage collector change, never what Spark
+# computes; benchmarks/RESULTS.md has the CPU time they save. Set either variable to keep your own.
+TEST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+os.environ.setdefault("SPARK_SUBMIT_OPTS", TEST_JVM)
+os.environ.setdefault("SPARK_DAEMON_JAVA_OPTS", TEST_JVM)
+
 
 def delta_runs() -> bool:
     """Whether this environment runs Delta: the delta-spark package is
@@ -42,6 +52,8 @@ def spark() -> Iterator[object]:
             "spark.sql.execution.arrow.pyspark.enabled": "true"}
     remote = os.environ.get("WID_TEST_REMOTE")
     master = os.environ.get("WID_TEST_MASTER", "local[2]")
+    if master != "local[2]":  # a cluster's executors run as the suite's other JVMs do (TEST_JVM above)
+        conf["spark.executor.extraJavaOptions"] = TEST_JVM
     if not remote:  # a classic session fetches its connectors; a Connect server has its own
         conf = with_connector(conf, pyspark.__version__)
     if delta_runs() and not remote:  # the lakehouse leg (tests marked delta, iceberg): the session carries Delta
