@@ -54,6 +54,7 @@ from wid.spark.join import batch_join, check_aliases, prepare_side
 from wid.spark.operator import join_query
 from wid.spark.operator.changelog import changes_of
 from wid.spark.operator.query import (
+    COMBINE_CONF,
     SHARDS_CONF,
     STATE_CACHE_CONF,
     compile_operator,
@@ -146,7 +147,7 @@ class Compiled:
         return None if self.stream is None else self.stream.rows
 
 
-SETTINGS = (arrow_merge.CONF, SHARDS_CONF, STATE_CACHE_CONF)  # the session settings that shape a plan
+SETTINGS = (arrow_merge.CONF, SHARDS_CONF, STATE_CACHE_CONF, COMBINE_CONF)  # the session settings that shape a plan
 
 
 def setting_notes(df: DataFrame) -> tuple[str, ...]:

@@ -20,8 +20,9 @@ from wid.spark.execution import OPERATOR
 from wid.spark.join import FORM as BATCH_JOIN_FORM
 from wid.spark.join import WHY as BATCH_JOIN_WHY
 from wid.spark.kinds import plan_of
+from wid.spark.kinds.time import TimeWindowsPlan
 from wid.spark.operator import join_query
-from wid.spark.operator.query import SHARDS_CONF
+from wid.spark.operator.query import COMBINE_CONF, SHARDS_CONF
 from wid.spark.spark_session import SHUFFLE_PARTITIONS, local_cores
 from wid.spec.aggregation import Aggregation
 from wid.spec.delivery import consumer_view
@@ -228,12 +229,26 @@ def outline(spec: PipelineSpec | JoinPipelineSpec) -> Explanation:
                            tuple(warnings(spec, w)), {}, "")
     if spec.source.is_stream:
         form = f"WID operator ({_shards(spec, conf)}, vectorised state per shard)"
-        return Explanation(w.kind, form, WHY_OPERATOR, notes, _state(OPERATOR, w), tuple(warnings(spec, w)), {}, "")
+        return Explanation(w.kind, form, WHY_OPERATOR, (*notes, _combining(w, conf)), _state(OPERATOR, w),
+                           tuple(warnings(spec, w)), {}, "")
     planned = outline_batch(w, conf.get(PANE_MERGE, "auto"))
     form = planned.forms[0] if len(planned.forms) == 1 else (
         f"{planned.forms[0]}; where the column types do not allow it, " + ", else ".join(planned.forms[1:]))
     return Explanation(w.kind, form, planned.why, planned.notes + notes, _state("batch", w),
                        tuple(warnings(spec, w)), {}, "")
+
+
+def _combining(w: Window, conf: dict[str, str]) -> str:
+    """Whether the operator's rows combine per (group, pane) before the
+    shuffle (`wid.kernels.operator.combine`: tumbling and hopping windows
+    outside the ``dlq`` late policy, unless the setting turns it off)."""
+    if conf.get(COMBINE_CONF, "true").strip().lower() == "false":
+        return f"rows ship to their shard uncombined ({COMBINE_CONF} = false)"
+    if not isinstance(plan_of(w), TimeWindowsPlan):
+        return f"rows ship to their shard uncombined (only tumbling and hopping windows combine; {w.kind} does not)"
+    if w.late_data == "dlq":
+        return "rows ship to their shard uncombined (late_data = \"dlq\" keeps each late row's source columns)"
+    return "rows combine per group and pane inside each input partition before the shuffle"
 
 
 def _shards(spec: PipelineSpec, conf: dict[str, str]) -> str:
