@@ -83,10 +83,13 @@ def test_validate_accepts_a_query(tmp_path: Path) -> None:
 @pytest.mark.parametrize("command", [("explain",), ("explain", "--plan"), ("run", "--quiet")])
 def test_a_writing_statement_is_refused_before_spark_starts(tmp_path: Path, command: tuple[str, ...],
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    from wid.pipelines import read
+    from wid.pipelines import read, run
 
     started: list[object] = []
-    monkeypatch.setattr(read, "session_for", lambda spec: started.append(spec))  # how every command starts Spark
+    # how every command starts Spark; patched where it is bound too (`run` imports it by name), so that a module
+    # first imported during this test never keeps the stand-in after it (a later run_pipeline got no session)
+    for module in (read, run):
+        monkeypatch.setattr(module, "session_for", lambda spec: started.append(spec))
     path = write(tmp_path, NOT_A_QUERY["insert overwrite directory"])
     result = invoke(command[0], str(path), *command[1:])
     assert result.exit_code == 2 and "error: transform.sql: must be a single query" in result.output, result.output
