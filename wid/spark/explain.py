@@ -22,7 +22,7 @@ from wid.spark.join import WHY as BATCH_JOIN_WHY
 from wid.spark.kinds import plan_of
 from wid.spark.kinds.time import TimeWindowsPlan
 from wid.spark.operator import join_query
-from wid.spark.operator.query import COMBINE_CONF, SHARDS_CONF
+from wid.spark.operator.query import COMBINE_CONF, SHARDS_CONF, switched_on
 from wid.spark.spark_session import SHUFFLE_PARTITIONS, local_cores
 from wid.spec.aggregation import Aggregation
 from wid.spec.delivery import consumer_view
@@ -242,7 +242,7 @@ def _combining(w: Window, conf: dict[str, str]) -> str:
     """Whether the operator's rows combine per (group, pane) before the
     shuffle (`wid.kernels.operator.combine`: tumbling and hopping windows
     outside the ``dlq`` late policy, unless the setting turns it off)."""
-    if conf.get(COMBINE_CONF, "true").strip().lower() == "false":
+    if not switched_on(conf.get(COMBINE_CONF)):
         return f"rows ship to their shard uncombined ({COMBINE_CONF} = false)"
     if not isinstance(plan_of(w), TimeWindowsPlan):
         return f"rows ship to their shard uncombined (only tumbling and hopping windows combine; {w.kind} does not)"

@@ -248,11 +248,16 @@ def compile_operator(sources: Mapping[str, DataFrame], window: Window, pipeline:
                         spec, tuple(schema.fieldNames()))
 
 
+def switched_on(value: str | None) -> bool:
+    """A ``spark.wid.operator.*`` switch's value read as on (the default) unless it is ``false``."""
+    return (value or "true").strip().lower() != "false"
+
+
 def combining(spark: SparkSession) -> bool:
     """Do the operator's rows combine before the shuffle, where the window
     allows it (`wid.kernels.operator.combine`)? Unless the session sets
     ``spark.wid.operator.combine`` to ``false``."""
-    return (spark.conf.get(COMBINE_CONF, "true") or "true").strip().lower() != "false"
+    return switched_on(spark.conf.get(COMBINE_CONF, None))
 
 
 def unsent(window: Window, sources: Mapping[str, DataFrame]) -> dict[str, object]:
@@ -293,7 +298,7 @@ def through_shards(rows: DataFrame, keys: list[str], call: ShardCall, schema: T.
                                                constants=dict(constants or {}), combine=combine),
                              T.StructType.fromJson(_packed_json()))
     arrow = arrow_schema(schema, spark.conf.get("spark.sql.session.timeZone") or "UTC")
-    cache_state = cache_id is not None and (spark.conf.get(STATE_CACHE_CONF, "true") or "true").lower() != "false"
+    cache_state = cache_id is not None and switched_on(spark.conf.get(STATE_CACHE_CONF, None))
     processor = WidProcessor(call.emitting(arrow, cache_id if cache_state else None))  # pickles the call: after `ship`
     return packed.groupBy(KEY).transformWithStateInPandas(processor, schema, "Append", "None")
 
@@ -362,6 +367,6 @@ def dead_letters_of(rows: DataFrame, window: Window, columns: Sequence[str] | No
     return rejected.unionByName(late_rows_of(rows, columns)) if window.late_data == "dlq" else rejected
 
 
-__all__ = ["CHANGELOG", "COMBINE_CONF", "OperatorPlan", "PROVIDER", "REASON_COLUMN", "ROCKSDB", "SHARDS_CONF", "STATE_CACHE_CONF",
+__all__ = ["CHANGELOG", "COMBINE_CONF", "OperatorPlan", "PROVIDER", "REASON_COLUMN", "ROCKSDB", "SHARDS_CONF", "STATE_CACHE_CONF", "switched_on",
            "combining", "compile_operator", "dead_letters_of", "late_rows_of", "operator_layout", "operator_spec",
            "rejected_rows_of", "retractions_of", "shard_keys", "store_settings", "through_shards", "windows_of"]
