@@ -89,7 +89,13 @@ def test_ctrl_c_stops_a_stream_after_its_micro_batch_and_a_rerun_resumes(tmp_pat
     (tmp_path / "ticking.toml").write_text(stream("available-now"))
     out, err = wid_cli(tmp_path, "run", "ticking.toml").communicate(timeout=600)
     resumed = sorted(int(p.name) for p in commits.iterdir() if p.name.isdigit())
-    assert resumed == list(range(3)) and done == resumed[:len(done)], (done, resumed, out, err)
+    # A stop that lands while Spark plans the next micro-batch can leave the
+    # file source's log holding a file the offset log never got; the rerun
+    # then reads it together with the next one in a single micro-batch. So
+    # the rerun is not bound to one micro-batch per file, only to resume
+    # after `done` and to read exactly the rows `done` did not commit.
+    assert resumed == list(range(len(resumed))) and done == resumed[:len(done)] and len(resumed) > len(done), (
+        done, resumed, out, err)
     summary = {a.strip(): b.strip() for a, b in (line.split("│")[1:3] for line in out.splitlines()
                                                  if line.count("│") >= 3)}
     assert int(summary["rows in"].replace(",", "")) == 20 * (3 - len(done)), out
