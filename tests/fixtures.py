@@ -55,6 +55,19 @@ kind = "sqlite"
 path = "out.sqlite"
 table = "dead_letter"
 """
+LEG_ENV = "WID_TEST_LEG"  # set by tests/legs in the suite it runs again on another Spark or deployment
+LEG_EXAMPLES = 3
+
+
+def examples_here(n: int) -> int:
+    """`n` Hypothesis examples, or at most `LEG_EXAMPLES` when this suite
+    runs as a leg (`LEG_ENV` set, tests/legs). A leg asks whether the same
+    answers come where users run Spark (Connect, a cluster, the oldest
+    release); the search for counterexamples, each a Spark job, is the
+    main run's, which draws all `n`."""
+    return min(n, LEG_EXAMPLES) if os.environ.get(LEG_ENV) else n
+
+
 HOPPING = 'kind = "hopping"\nduration_ms = 30000\nhop_ms = 10000'
 POLICIES = {"drop": "", "dlq": '\nlate_data = "dlq"', "reopen": '\nlate_data = "reopen"\nallowed_lateness_ms = 30000'}
 COLUMNS = ("k", "ts", "v")

@@ -30,6 +30,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import wid
+from tests.fixtures import examples_here
 from tests.sink_check import (
     Row,
     as_sink_row,
@@ -129,7 +130,7 @@ def pipeline(root: Path, land_dir: Path, window: Window, stream: bool) -> Pipeli
 def examples(n: int) -> settings:
     """`n` examples, each a Spark run: no deadline, and no shrinking (it would take minutes; Hypothesis
     prints the failing example as generated)."""
-    return settings(max_examples=n, deadline=None, suppress_health_check=list(HealthCheck),
+    return settings(max_examples=examples_here(n), deadline=None, suppress_health_check=list(HealthCheck),
                     phases=[Phase.explicit, Phase.reuse, Phase.generate])
 
 

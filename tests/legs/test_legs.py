@@ -14,7 +14,8 @@ pytest process pointed at another Spark by ``tests/conftest.py``:
   Delta and Iceberg sinks' tests (those formats have jars for it).
 
 Passing in each is the same answer as in local mode, where the same tests
-pass against the same oracles. The servers come from the PySpark package
+pass against the same oracles. A leg's Hypothesis tests draw fewer
+examples (`tests.fixtures.examples_here`): the main run searches. The servers come from the PySpark package
 (`tools.spark_servers`); the environments are built once
 (`tools.python_envs`).
 """
@@ -32,7 +33,7 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from tests.fixtures import good_rows, land, open_after, pipeline_toml, stamped
+from tests.fixtures import LEG_ENV, good_rows, land, open_after, pipeline_toml, stamped
 from tests.sink_check import assert_same_rows, folded, read_table
 from tools import python_envs, spark_servers
 from wid.kernels.operator.state_cache import CACHE_DIR
@@ -52,7 +53,7 @@ def run_leg(python: str, env: Mapping[str, str], marks: str = "leg", timeout_s: 
     leg whose server or cluster the workers would share); fail with their
     report's end when any fails."""
     done = subprocess.run([python, "-m", "pytest", "-m", marks, "-n", str(workers), "-q", "-p", "no:cacheprovider", "-W",
-                           "ignore::UserWarning", "tests"], cwd=REPO, env={**os.environ, **env}, capture_output=True,
+                           "ignore::UserWarning", "tests"], cwd=REPO, env={**os.environ, **env, LEG_ENV: "1"}, capture_output=True,
                           text=True, timeout=timeout_s)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
 
