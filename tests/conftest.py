@@ -8,6 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests import class_archive
+
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
@@ -17,8 +19,12 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 # included) and SPARK_DAEMON_JAVA_OPTS to a cluster's master and workers; the JVM takes both without a notice
 # on stderr, which the CLI tests read. Only the JIT tier and the garbage collector change, never what Spark
 # computes; benchmarks/RESULTS.md has the CPU time they save. Set either variable to keep your own.
+# Drivers also map a class archive of Spark's jars (`tests.class_archive`), made once per PySpark; a leg on
+# another PySpark (tests/legs) inherits this process's options as its own (`OWN_JVM`) and redoes them.
 TEST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-os.environ.setdefault("SPARK_SUBMIT_OPTS", TEST_JVM)
+OWN_JVM = "WID_TEST_SPARK_SUBMIT_OPTS"
+if os.environ.get("SPARK_SUBMIT_OPTS", "") == os.environ.get(OWN_JVM, ""):
+    os.environ["SPARK_SUBMIT_OPTS"] = os.environ[OWN_JVM] = class_archive.options(TEST_JVM)
 os.environ.setdefault("SPARK_DAEMON_JAVA_OPTS", TEST_JVM)
 
 

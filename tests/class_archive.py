@@ -1,0 +1,114 @@
+"""A class-data-sharing archive of Spark's classes for the suite's JVMs.
+
+Most of the suite's CPU goes to starting JVMs: its sessions, each `wid run`
+a test starts (the CLI, crash and Ctrl-C tests start several), the legs'
+servers. A JVM starting Spark loads some twelve thousand classes from
+Spark's jars, parsing and verifying each. The JDK's application class-data
+sharing (a dynamic archive: ``-XX:ArchiveClassesAtExit`` writes the classes
+a run loaded, ``-XX:SharedArchiveFile`` maps them into later JVMs) skips
+that work; benchmarks/RESULTS.md has the CPU it saves. What Spark computes
+does not change: the archive holds the same classes from the same jars.
+
+`options` makes the archive once per machine, PySpark and Java (a small
+batch and stream of wid's, then a normal exit, which writes it), and keeps
+it under ``~/.cache/wid/class-archives``. A JVM whose class path does not
+match (another PySpark's jars) ignores it, and ``-Xlog`` keeps the JVM's
+notice of that off stderr, which the CLI tests read. A machine whose JDK
+cannot write one runs without it.
+
+``python -m tests.class_archive PATH`` is the run that writes the archive.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+QUIET = "-Xlog:cds=off,cds+dynamic=off"  # the JVM's notice of an archive it cannot use goes to stdout otherwise
+MAKE_TIMEOUT_S = 600
+OFF = "WID_TEST_NO_CLASS_ARCHIVE"
+
+
+def home() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "wid" / "class-archives"
+
+
+def key() -> str:
+    """What an archive is valid for: the Java that runs Spark, and
+    PySpark's jars (paths and sizes), which a JVM checks before mapping it."""
+    import pyspark
+
+    java = shutil.which("java", path=str(Path(os.environ["JAVA_HOME"]) / "bin")) if os.environ.get("JAVA_HOME") \
+        else shutil.which("java")
+    jars = Path(pyspark.__file__).parent / "jars"
+    listing = sorted((p.name, p.stat().st_size) for p in jars.glob("*.jar"))
+    made_by = [str(Path(java).resolve()) if java else "", str(jars), listing]
+    return hashlib.sha256(json.dumps(made_by).encode()).hexdigest()[:20]
+
+
+def options(base: str) -> str:
+    """JVM options: `base` plus the archive's, the archive made first when
+    this machine has none for this PySpark and Java; `base` alone when the
+    JDK could not write one, when this PySpark has no jars (Spark Connect's
+    thin client), or when `OFF` is set (an environment used once, whose
+    archive would be made for one run)."""
+    import pyspark
+
+    if os.environ.get(OFF) or not any((Path(pyspark.__file__).parent / "jars").glob("*.jar")):
+        return base
+    archive = home() / f"spark-{key()}.jsa"
+    if not archive.exists():
+        archive.parent.mkdir(parents=True, exist_ok=True)
+        with open(archive.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one maker at a time; the others find it made
+            if not archive.exists():
+                make(archive, base)
+    return f"{base} -XX:SharedArchiveFile={archive} {QUIET}" if archive.exists() else base
+
+
+def make(archive: Path, base: str) -> None:
+    """Run this module's small job in a JVM that writes `archive` at exit."""
+    part = archive.with_suffix(".part")
+    part.unlink(missing_ok=True)
+    env = {**os.environ, "SPARK_SUBMIT_OPTS": f"{base} -XX:ArchiveClassesAtExit={part} {QUIET}",
+           "PYSPARK_PYTHON": sys.executable}
+    done = subprocess.run([sys.executable, "-m", "tests.class_archive", str(part)], env=env, capture_output=True,
+                          text=True, timeout=MAKE_TIMEOUT_S, cwd=Path(__file__).resolve().parent.parent)
+    if done.returncode == 0 and part.exists():
+        os.replace(part, archive)
+    else:
+        print(f"tests: no class archive for Spark's JVMs ({done.stderr.strip()[-300:]})", file=sys.stderr)
+
+
+def main(part: str) -> None:
+    """A batch and a stream of the suite's pipeline (`tests.fixtures`) on
+    local Spark, then the JVM's normal exit, which writes `part`."""
+    import wid
+    from tests.fixtures import good_rows, land, pipeline_toml
+    from wid.pipelines.read import session_for
+    from wid.spec.toml_io import load_pipeline
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        rows = good_rows(40)
+        land(root / "land", [[json.dumps(r) for r in rows[i:i + 20]] for i in range(0, 40, 20)])
+        (root / "stream.toml").write_text(pipeline_toml('kind = "tumbling"\nduration_ms = 10000', name="stream"))
+        spec = load_pipeline(root / "stream.toml")
+        spark = session_for(spec)
+        wid.run_pipeline(spec, spark)
+        spark.read.json(str(root / "land")).groupBy("k").count().collect()
+        jvm = spark.sparkContext._gateway.proc  # type: ignore[attr-defined]
+        spark.stop()
+        jvm.stdin.close()  # the gateway exits on its input's end, writing the archive on the way
+        jvm.wait(timeout=MAKE_TIMEOUT_S)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
