@@ -224,28 +224,14 @@ def produce_paced(bootstrap: str, topic: str, seconds: int, rate: int = RATE) ->
     return produced
 
 
-def spark_latency_query(spark: Any, bootstrap: str, topic: str, out: str, trigger: str, checkpoint: Path) -> Any:
-    """The hand-written Spark query of the latency pipeline: the same window
-    (count and max of seq per key, tumbling 1 minute on the message
-    timestamp, lateness 0) in update mode, from Kafka to Kafka, at `trigger`."""
-    from pyspark.sql import functions as F
-
-    raw = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
-           .option("startingOffsets", "latest").load())
-    rows = raw.select(F.from_json(F.col("value").cast("string"), "k STRING, seq BIGINT").alias("j"),
-                      F.col("timestamp").alias("ts")).select("j.*", "ts")
-    windows = rows.withWatermark("ts", "0 seconds").groupBy("k", F.window("ts", "1 minute")).agg(
-        F.count("*").alias("n"), F.max("seq").alias("max_seq"))
-    return (windows.select(F.to_json(F.struct("k", "n", "max_seq")).alias("value")).writeStream.format("kafka")
-            .option("kafka.bootstrap.servers", bootstrap).option("topic", out).outputMode("update")
-            .option("checkpointLocation", str(checkpoint)).trigger(processingTime=trigger).start())
-
-
 def measure_latency(spark: Any, bootstrap: str, trigger: str, seconds: int, work: Path, rate: int = RATE,
                     engine: str = "wid") -> dict[str, Any]:
-    """Run the latency pipeline (`engine` ``wid``: `wid run`'s, ``spark``:
-    `spark_latency_query`) with `trigger` while producing `rate` messages a
-    second for `seconds`; returns its latency percentiles (ms)."""
+    """Run the latency pipeline (`engine` ``wid``: `wid run`'s; ``spark``,
+    ``floor``, ``operator``: `benchmarks.scenarios.kafka_latency.QUERIES`)
+    with `trigger` while producing `rate` messages a second for `seconds`;
+    returns its latency percentiles (ms) and its micro-batches' jobs and
+    times (`benchmarks.scenarios.kafka_latency.micro_batches`)."""
+    from benchmarks.scenarios.kafka_latency import QUERIES, micro_batches, ungrouped_jobs
     from tools.kafka_client import create_topic, read_all
     from wid.pipelines.run import run as run_pipeline
     from wid.spec.toml_io import loads_pipeline
@@ -254,19 +240,20 @@ def measure_latency(spark: Any, bootstrap: str, trigger: str, seconds: int, work
     topic, out = f"latency-in-{name}-{int(time.time())}", f"latency-out-{name}-{int(time.time())}"
     create_topic(bootstrap, topic, 1)
     create_topic(bootstrap, out, 1)
-    runner = None
+    runner, before = None, ungrouped_jobs(spark)
     if engine == "wid":
         spec = loads_pipeline(LATENCY_PIPELINE.format(topic=topic, out=out, bootstrap=bootstrap, trigger=trigger,
                                                       checkpoint=work / f"ck-{name}"))
         runner = threading.Thread(target=run_pipeline, args=(spec, spark), daemon=True)
         runner.start()
     else:
-        spark_latency_query(spark, bootstrap, topic, out, trigger, work / f"ck-{name}")
+        QUERIES[engine](spark, bootstrap, topic, out, trigger, work / f"ck-{name}")
     while len(spark.streams.active) < (2 if trigger == "real-time" else 1):
         time.sleep(0.2)
     time.sleep(15)  # past start-up: the query reads from the latest offsets once its tasks run
     produced = produce_paced(bootstrap, topic, seconds, rate)
     time.sleep(10)  # the last rows' outputs
+    batches = micro_batches(spark, list(spark.streams.active), before)
     for query in spark.streams.active:
         query.stop()
     if runner is not None:
@@ -279,9 +266,11 @@ def measure_latency(spark: Any, bootstrap: str, trigger: str, seconds: int, work
     pick = lambda q: waits[min(len(waits) - 1, int(q * len(waits)))]  # noqa: E731
     result = {"engine": engine, "trigger": trigger, "rate_per_s": rate, "rows": len(produced),
               "rows_covered": len(waits), "outputs": len(outputs), "p50_ms": pick(0.5), "p99_ms": pick(0.99),
-              "max_ms": waits[-1]}
-    print(f"  {engine:5s} {trigger:12s} {rate:5d}/s  p50 {result['p50_ms']:6d} ms  p99 {result['p99_ms']:6d} ms  "
-          f"({len(waits):,} of {len(produced):,} rows covered by {len(outputs):,} output messages)", flush=True)
+              "max_ms": waits[-1], **batches}
+    print(f"  {engine:8s} {trigger:12s} {rate:5d}/s  p50 {result['p50_ms']:6d} ms  p99 {result['p99_ms']:6d} ms  "
+          f"micro-batch p50 {batches['micro_batch_ms_p50']:5.0f} ms (addBatch {batches['add_batch_ms_p50']:5.0f}), "
+          f"{batches['jobs_per_micro_batch']} jobs each  ({len(waits):,} of {len(produced):,} rows covered by "
+          f"{len(outputs):,} output messages)", flush=True)
     return result
 
 
