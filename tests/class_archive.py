@@ -13,7 +13,7 @@ does not change: the archive holds the same classes from the same jars.
 batch and stream of wid's, then a normal exit, which writes it), and keeps
 it under ``~/.cache/wid/class-archives``. A JVM whose class path does not
 match (another PySpark's jars) ignores it, and ``-Xlog`` keeps the JVM's
-notice of that off stderr, which the CLI tests read. A machine whose JDK
+notice of that out of the output, which the CLI tests read. A machine whose JDK
 cannot write one runs without it.
 
 ``python -m tests.class_archive PATH`` is the run that writes the archive.
@@ -37,6 +37,7 @@ OFF = "WID_TEST_NO_CLASS_ARCHIVE"
 
 
 def home() -> Path:
+    """Where the archives are kept (the user's cache, as `tools.python_envs` keeps its environments)."""
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "wid" / "class-archives"
 
 

@@ -15,9 +15,9 @@ pytest process pointed at another Spark by ``tests/conftest.py``:
 
 Passing in each is the same answer as in local mode, where the same tests
 pass against the same oracles. A leg's Hypothesis tests draw fewer
-examples (`tests.fixtures.examples_here`): the main run searches. The servers come from the PySpark package
-(`tools.spark_servers`); the environments are built once
-(`tools.python_envs`).
+examples (`tests.fixtures.examples_here`): the main run searches. The
+servers come from the PySpark package (`tools.spark_servers`); the
+environments are built once (`tools.python_envs`).
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ def run_leg(python: str, env: Mapping[str, str], marks: str = "leg", timeout_s: 
     leg whose server or cluster the workers would share); fail with their
     report's end when any fails."""
     done = subprocess.run([python, "-m", "pytest", "-m", marks, "-n", str(workers), "-q", "-p", "no:cacheprovider", "-W",
-                           "ignore::UserWarning", "tests"], cwd=REPO, env={**os.environ, **env, LEG_ENV: "1"}, capture_output=True,
-                          text=True, timeout=timeout_s)
+                           "ignore::UserWarning", "tests"], cwd=REPO, env={**os.environ, **env, LEG_ENV: "1"},
+                          capture_output=True, text=True, timeout=timeout_s)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
 
 

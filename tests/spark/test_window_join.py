@@ -22,7 +22,8 @@ RIGHT = "rt long, s1 string, s2 int, v double, w int"
 SAME_LEFT = "t long, k1 string, price double"
 SAME_RIGHT = "t long, k1 string, v double, w int"
 NO_SHRINK = [Phase.explicit, Phase.reuse, Phase.generate]
-SETTINGS = settings(max_examples=examples_here(10), deadline=None, suppress_health_check=list(HealthCheck), phases=NO_SHRINK)
+SETTINGS = settings(max_examples=examples_here(10), deadline=None, suppress_health_check=list(HealthCheck),
+                    phases=NO_SHRINK)
 
 # a < 0 < b, 0 <= a <= b, a <= b <= 0, and DolphinDB's special window (0, 0)
 WINDOWS = {
@@ -96,7 +97,8 @@ def test_spark_equals_oracle(spark: Any, shape: str, data: st.DataObject) -> Non
 
 
 @pytest.mark.parametrize("shape", list(WINDOWS))
-@settings(max_examples=examples_here(3), deadline=None, suppress_health_check=list(HealthCheck), phases=NO_SHRINK)
+@settings(max_examples=examples_here(3), deadline=None, suppress_health_check=list(HealthCheck),
+          phases=NO_SHRINK)
 @given(data=st.data())
 def test_every_metric_at_once(spark: Any, shape: str, data: st.DataObject) -> None:
     join = data.draw(joins(shape, same_names=False, every_metric=True))
