@@ -9,9 +9,10 @@ a run loaded, ``-XX:SharedArchiveFile`` maps them into later JVMs) skips
 that work; benchmarks/RESULTS.md has the CPU it saves. What Spark computes
 does not change: the archive holds the same classes from the same jars.
 
-`options` makes the archive once per machine, PySpark and Java (a small
-batch and stream of wid's, then a normal exit, which writes it), and keeps
-it under ``~/.cache/wid/class-archives``. A JVM whose class path does not
+`options` makes the archive once per PySpark install and Java (a small
+batch and stream of wid's, then a normal exit, which writes it: 35 to 60 s
+at a run's start), and keeps it under ``~/.cache/wid/class-archives``,
+one per PySpark folder (a new venv in the same place replaces it). A JVM whose class path does not
 match (another PySpark's jars) ignores it, and ``-Xlog`` keeps the JVM's
 notice of that out of the output, which the CLI tests read. A machine whose JDK
 cannot write one runs without it.
@@ -41,17 +42,22 @@ def home() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "wid" / "class-archives"
 
 
-def key() -> str:
-    """What an archive is valid for: the Java that runs Spark, and
-    PySpark's jars (paths and sizes), which a JVM checks before mapping it."""
+def key() -> tuple[str, str]:
+    """What an archive is valid for: (the PySpark install's jars folder,
+    the Java that runs Spark and those jars as the JVM checks them). The
+    JVM maps an archive only for the class path it was made with, in the
+    same order (its ``jars/*`` is the folder's listing order) and with the
+    same sizes and modification times, so a reinstalled PySpark (a new
+    venv) needs a new archive."""
     import pyspark
 
     java = shutil.which("java", path=str(Path(os.environ["JAVA_HOME"]) / "bin")) if os.environ.get("JAVA_HOME") \
         else shutil.which("java")
     jars = Path(pyspark.__file__).parent / "jars"
-    listing = sorted((p.name, p.stat().st_size) for p in jars.glob("*.jar"))
-    made_by = [str(Path(java).resolve()) if java else "", str(jars), listing]
-    return hashlib.sha256(json.dumps(made_by).encode()).hexdigest()[:20]
+    listing = [(e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in os.scandir(jars) if e.name.endswith(".jar")]
+    made_by = [str(Path(java).resolve()) if java else "", listing]
+    digest = lambda value: hashlib.sha256(json.dumps(value).encode()).hexdigest()[:16]  # noqa: E731
+    return digest(str(jars)), digest(made_by)
 
 
 def options(base: str) -> str:
@@ -64,12 +70,15 @@ def options(base: str) -> str:
 
     if os.environ.get(OFF) or not any((Path(pyspark.__file__).parent / "jars").glob("*.jar")):
         return base
-    archive = home() / f"spark-{key()}.jsa"
+    folder, made_by = key()
+    archive = home() / f"spark-{folder}-{made_by}.jsa"
     if not archive.exists():
         archive.parent.mkdir(parents=True, exist_ok=True)
-        with open(archive.with_suffix(".lock"), "w") as lock:
+        with open(home() / f"spark-{folder}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # one maker at a time; the others find it made
             if not archive.exists():
+                for stale in home().glob(f"spark-{folder}-*.jsa"):  # this folder's earlier install's
+                    stale.unlink()
                 make(archive, base)
     return f"{base} -XX:SharedArchiveFile={archive} {QUIET}" if archive.exists() else base
 
