@@ -26,7 +26,6 @@ import fcntl
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -42,20 +41,23 @@ def home() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "wid" / "class-archives"
 
 
-def key() -> tuple[str, str]:
+def key() -> tuple[str, str] | None:
     """What an archive is valid for: (the PySpark install's jars folder,
-    the Java that runs Spark and those jars as the JVM checks them). The
+    the Java that runs Spark and those jars as the JVM checks them), or
+    None when this PySpark has no jars (Spark Connect's thin client). The
     JVM maps an archive only for the class path it was made with, in the
     same order (its ``jars/*`` is the folder's listing order) and with the
     same sizes and modification times, so a reinstalled PySpark (a new
     venv) needs a new archive."""
     import pyspark
 
-    java = shutil.which("java", path=str(Path(os.environ["JAVA_HOME"]) / "bin")) if os.environ.get("JAVA_HOME") \
-        else shutil.which("java")
+    from wid.spark.spark_session import check_java
+
     jars = Path(pyspark.__file__).parent / "jars"
-    listing = [(e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in os.scandir(jars) if e.name.endswith(".jar")]
-    made_by = [str(Path(java).resolve()) if java else "", listing]
+    stats = [(e.name, e.stat()) for e in os.scandir(jars) if e.name.endswith(".jar")] if jars.is_dir() else []
+    if not stats:
+        return None
+    made_by = [str(Path(check_java()).resolve()), [(name, st.st_size, st.st_mtime_ns) for name, st in stats]]
     digest = lambda value: hashlib.sha256(json.dumps(value).encode()).hexdigest()[:16]  # noqa: E731
     return digest(str(jars)), digest(made_by)
 
@@ -63,14 +65,13 @@ def key() -> tuple[str, str]:
 def options(base: str) -> str:
     """JVM options: `base` plus the archive's, the archive made first when
     this machine has none for this PySpark and Java; `base` alone when the
-    JDK could not write one, when this PySpark has no jars (Spark Connect's
-    thin client), or when `OFF` is set (an environment used once, whose
-    archive would be made for one run)."""
-    import pyspark
-
-    if os.environ.get(OFF) or not any((Path(pyspark.__file__).parent / "jars").glob("*.jar")):
+    JDK could not write one, when this PySpark has no jars, or when `OFF`
+    is set (an environment used once, whose archive would be made for one
+    run)."""
+    found = None if os.environ.get(OFF) else key()
+    if found is None:
         return base
-    folder, made_by = key()
+    folder, made_by = found
     archive = home() / f"spark-{folder}-{made_by}.jsa"
     if not archive.exists():
         archive.parent.mkdir(parents=True, exist_ok=True)
