@@ -281,14 +281,20 @@ def _header_value(headers: Column, name: str) -> Column:
     return F.element_at(found, 1)["value"].cast("string")
 
 
-def send(messages: DataFrame, sink: SinkSpec, batch: Batch, part: str = "target") -> int:
+def send(messages: DataFrame, sink: SinkSpec, batch: Batch, part: str = "target", rows: int | None = None) -> int:
     """Write (key, value, headers) rows to `sink`'s topic as `part`
     (``target``, ``target-delete``, ``dead_letter``); returns how many.
     At least once: with Spark's writer, less those a replayed micro-batch
-    already wrote (`unwritten`). Exactly once: in Kafka transactions
+    already wrote (`unwritten`); `rows`, when the caller knows how many
+    `messages` holds, spares the count before a write that is no replay
+    (a Spark job per micro-batch). Exactly once: in Kafka transactions
     (`wid.io.kafka_eos`)."""
     if sink.delivery == EXACTLY_ONCE:
         return kafka_eos.send(messages, sink, batch, part)
+    if rows is not None and batch.replay_since_ms is None:
+        if rows:
+            messages.write.format("kafka").options(**writer_options(sink)).save()
+        return rows
     messages = unwritten(messages, sink, batch).persist()
     try:
         count = messages.count()

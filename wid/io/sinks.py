@@ -95,12 +95,13 @@ def delete(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str], bat
 
 
 def write(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str], title: str = "",
-          refused: Refused | None = None, batch: Batch = ONE_RUN) -> int | None:
+          refused: Refused | None = None, batch: Batch = ONE_RUN, rows: int | None = None) -> int | None:
     """Write `df` to `sink`; returns the rows written when known. With
     `refused`, rows a database cannot hold are appended to it, with the
     reason, and the others are written. `batch` says which write this is
     (a Kafka sink puts it in headers, and skips what a replayed micro-batch
-    already wrote). A Delta table is merged on `key`; with the streaming
+    already wrote). `rows`: how many `df` holds, when the caller knows (a
+    Kafka sink then need not count them, `wid.io.kafka.send`). A Delta table is merged on `key`; with the streaming
     query's id in `batch`, a replayed micro-batch writes nothing (Delta's
     txnAppId/txnVersion)."""
     if sink.kind == "delta":
@@ -119,7 +120,7 @@ def write(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str], titl
             refused.extend(mine)
         return written
     if sink.kind == "kafka":
-        return kafka.send(kafka.window_messages(df, key, batch), sink, batch)
+        return kafka.send(kafka.window_messages(df, key, batch), sink, batch, rows=rows)
     if sink.kind == "parquet":
         df.write.mode(sink.mode).options(**sink.spark_options()).parquet(
             resolve(sink.path or "", base_dir))

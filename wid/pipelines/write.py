@@ -32,7 +32,17 @@ from wid.pipelines.rejections import Rejections, over
 from wid.pipelines.report import tally
 from wid.spark.compile import Compiled
 from wid.spark.group_cap import bound_text, group_cap_message
-from wid.spark.operator.rows import COUNTS_ROW, STATS, first_rejected, of_kind
+from wid.spark.operator.rows import (
+    COUNTS_ROW,
+    LATE_ROW,
+    REJECTED_ROW,
+    RETRACTION_ROW,
+    STATS,
+    WINDOW_ROW,
+    first_rejected,
+    held,
+    of_kind,
+)
 from wid.spark.stream_query import Handler, logged_batch
 from wid.spec.delivery import EXACTLY_ONCE
 from wid.spec.pipeline import JoinPipelineSpec, PipelineSpec, SinkSpec, StreamSpec
@@ -60,14 +70,20 @@ def write_batch(spec: Spec, compiled: Compiled, step: Callable[[str], Any]) -> t
     return written, len(refused)
 
 
+def cap_of(window: Window) -> int | None:
+    """The `max_groups_per_window` a stream checks per micro-batch (None: no
+    check; a rolling row is its own window, as in batch)."""
+    return None if window.shape.row_windows else window.max_groups_per_window
+
+
 def check_cap(windows: DataFrame, window: Window, pipeline: str) -> None:
     """Raise StateCapError (docs/semantics.md#completeness message) when a window of
     this micro-batch holds more groups than `max_groups_per_window`, naming
     the earliest such window (so the message does not depend on
     partitioning). In update mode only the groups updated in this
     micro-batch are seen."""
-    cap = window.max_groups_per_window
-    if cap is None or window.shape.row_windows:  # a rolling row is its own window (as in batch)
+    cap = cap_of(window)
+    if cap is None:
         return
     start, end = window.window_start_column, window.window_end_column
     over = windows.groupBy(start, end).count().where(F.col("count") > cap).orderBy(start, end)
@@ -149,16 +165,26 @@ def stream_writer(spec: Spec, compiled: Compiled, strict_share: float | None = N
     dead letter (`wid.io.dead_letter.refused_counts`), because under Spark
     Connect this function runs on the server.
 
-    The rows are cached, and the first action on them is a count: one job,
-    run to its end, computes every shard's rows and so the whole
-    observation; the writes then read the cache (one more job per
-    micro-batch, no more work). Under Spark Connect a first read that stops
-    early (``isEmpty``, ``take``, a limit) caches a retracting shard's rows
-    but loses its counts row from the observation, so its rows go
-    uncounted with the accounting identity still holding
-    (``tests/pipelines/test_late_data.py``, run in the Connect leg). Spark's
-    scheduler drops a result task's accumulator updates once the task's
-    job has finished, which a read that stops early allows."""
+    The rows are cached, and the first action on them is one grouped
+    aggregation (`wid.spark.operator.rows.held`): its first stage reads
+    every shard's rows whole, so it computes the whole observation, and it
+    says what the micro-batch holds (window rows, retractions, dead
+    letters, the groups of its fullest window). The writes then read the
+    cache, and a write or a check with nothing to do does not run, except
+    the run's first micro-batch's writes (a database sink's tables then
+    exist from the start, for whoever reads them): a micro-batch of window
+    rows only, the common one, runs that job and the target's write (a
+    Kafka target's without counting first). The cap's
+    own query runs only when the fullest window is over the cap, for a
+    message that names the earliest such window.
+
+    Under Spark Connect a first read that stops early (``isEmpty``,
+    ``take``, a limit) would cache a retracting shard's rows but lose its
+    counts row from the observation, so its rows would go uncounted with
+    the accounting identity still holding (``tests/pipelines/test_late_data.py``,
+    run in the Connect leg): Spark's scheduler drops a result task's
+    accumulator updates once the task's job has finished, which a read that
+    stops early allows. A shuffle's map stage never stops early."""
     stage = compiled.stream
     if stage is None:
         raise ValueError("a stream runs on the WID operator (wid.spark.compile)")
@@ -166,9 +192,11 @@ def stream_writer(spec: Spec, compiled: Compiled, strict_share: float | None = N
     checkpoint = checkpoint_of(spec)
     run_started_ms = time.time_ns() // 1_000_000
     known: list[Batch | None] = [None]  # the run's first micro-batch's: later ones keep its query id and writers
+    cap = cap_of(spec.window) if isinstance(spec, PipelineSpec) else None
 
     def handle(rows: DataFrame, batch_id: int) -> None:
-        if known[0] is None:
+        first = known[0] is None  # writes even with nothing to write: a database sink's tables exist from here on
+        if first:
             batch = first_batch(spec, rows.sparkSession, checkpoint, batch_id, run_started_ms)
             kafka_eos.check_sinks(sink_roles(spec), batch)  # Kafka transactions, before anything is written
         else:
@@ -176,19 +204,21 @@ def stream_writer(spec: Spec, compiled: Compiled, strict_share: float | None = N
         known[0] = batch
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            rows.count()  # computes every shard's rows whole, and so the observation (see above)
+            found = held(rows, by_window=cap is not None)  # every shard's rows whole, and so the observation
             if strict_share is not None:
                 check_rejections(rows, spec, batch_id, strict_share)
-            if stage.retractions_of is not None:
-                retracted = stage.retractions_of(rows)
-                if not retracted.isEmpty():
-                    sinks.delete(retracted, spec.target, spec.base_dir, key, batch)
+            if stage.retractions_of is not None and found.of(RETRACTION_ROW):
+                sinks.delete(stage.retractions_of(rows), spec.target, spec.base_dir, key, batch)
             out = stage.output_of(rows)
-            if isinstance(spec, PipelineSpec):
+            if isinstance(spec, PipelineSpec) and cap is not None and found.fullest_window > cap:
                 check_cap(out, spec.window, spec.name)
             refused: Refused = []
-            sinks.write(out, spec.target, spec.base_dir, key, title=spec.name, refused=refused, batch=batch)
-            write_dead(stage.dead_letters_of(rows), spec, batch, refused, per_batch=True)
+            windows = found.of(WINDOW_ROW)
+            if windows or first or spec.target.kind == "console":
+                sinks.write(out, spec.target, spec.base_dir, key, title=spec.name, refused=refused, batch=batch,
+                            rows=windows)
+            if found.of(REJECTED_ROW, LATE_ROW) or refused or first:
+                write_dead(stage.dead_letters_of(rows), spec, batch, refused, per_batch=True)
         finally:
             rows.unpersist()
     return handle
@@ -215,5 +245,5 @@ def _real_time_query(messages: DataFrame, sink: SinkSpec, checkpoint: str, name:
     return query
 
 
-__all__ = ["check_cap", "check_rejections", "start_real_time", "stream_writer", "time_column", "write_batch",
+__all__ = ["cap_of", "check_cap", "check_rejections", "start_real_time", "stream_writer", "time_column", "write_batch",
            "write_dead"]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from wid.kernels.fields import END, START
 from wid.kernels.operator.output import (
     COUNTS_ROW,
     KIND,
@@ -64,6 +65,35 @@ def of_kind(kind: str) -> Column:
 
 
 @dataclass(frozen=True)
+class Held:
+    """What one micro-batch of the operator's rows holds, from `held`: the
+    rows of each kind (`WINDOW_ROW`, ...; a kind with none is absent) and,
+    when asked for, the most window rows that share one window's bounds
+    (the groups of the fullest window; 0 when not asked for)."""
+
+    per_kind: dict[str, int]
+    fullest_window: int = 0
+
+    def of(self, *kinds: str) -> int:
+        """The rows of these kinds."""
+        return sum(self.per_kind.get(k, 0) for k in kinds)
+
+
+def held(rows: DataFrame, by_window: bool) -> Held:
+    """`Held` of the operator's `rows` (one micro-batch; its window rows'
+    bounds `START`/`END` counted when `by_window`), in one Spark job whose
+    first stage reads every partition of `rows` whole: a grouped
+    aggregation, reduced again by kind on the executors, so the driver gets
+    a row per kind, however many windows or sessions the micro-batch
+    touched."""
+    keys = [F.col(KIND), F.col(START), F.col(END)] if by_window else [F.col(KIND)]
+    per_window = rows.groupBy(*keys).count()
+    found = per_window.groupBy(KIND).agg(F.sum("count").alias("n"), F.max("count").alias("fullest")).collect()
+    fullest = next((int(r["fullest"]) for r in found if r[KIND] == WINDOW_ROW and by_window), 0)
+    return Held({str(r[KIND]): int(r["n"]) for r in found}, fullest)
+
+
+@dataclass(frozen=True)
 class ShardCounts:
     """A micro-batch's counts, summed over its shards' `COUNTS_ROW` JSON
     (`wid.kernels.operator.shard`): data rows, rows rejected as bad input,
@@ -97,4 +127,4 @@ def shard_counts(stats: Iterable[str]) -> ShardCounts:
 
 
 __all__ = ["COUNTS", "COUNTS_ROW", "KIND", "LATE_ROW", "REJECTED_ROW", "RETRACTION_ROW", "STATS", "WINDOW_ROW",
-           "ShardCounts", "counts_of", "first_rejected", "of_kind", "shard_counts"]
+           "Held", "ShardCounts", "counts_of", "held", "first_rejected", "of_kind", "shard_counts"]
