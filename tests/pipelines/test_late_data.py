@@ -134,6 +134,27 @@ def test_group_cap_on_a_stream_fails_with_the_design_message(spark: Any, tmp_pat
                               "[2023-11-14T22:13:20Z, 2023-11-14T22:13:30Z) for pipeline capped-op")
 
 
+def test_a_window_at_the_cap_is_written(spark: Any, tmp_path: Path) -> None:
+    """`max_groups_per_window` is the most a window may hold: a stream whose
+    fullest window holds exactly that many groups (pandas counts them)
+    writes every window (the writer runs the cap's own query only above it)."""
+    import pandas as pd
+
+    from tests.fixtures import good_rows
+
+    rows = good_rows(30)
+    land(tmp_path / "land", [[json.dumps(r) for r in rows]])
+    frame = pd.DataFrame(rows).assign(w=lambda d: d["ts"] // 10_000)
+    fullest = int(frame.groupby("w")["k"].nunique().max())
+    text = pipeline_toml('kind = "tumbling"\nduration_ms = 10000', name="at-cap", cap=fullest)
+    spec = loads_pipeline(text, base_dir=str(tmp_path))
+    report = run_pipeline(spec, spark)
+    emitted = [e.row for r in run_stream(stamped([rows]), spec.window) for e in r.emitted]
+    written = table(tmp_path / "out.sqlite", "windows")
+    assert report.identity_holds and emitted
+    assert sorted((w["k"], w["n"]) for w in written) == sorted((e["k"], e["n"]) for e in emitted)
+
+
 def test_exact_distinct_cap_on_the_operator_fails_loudly(spark: Any, tmp_path: Path) -> None:
     from wid.errors import StateCapError
 

@@ -195,12 +195,13 @@ def stream_writer(spec: Spec, compiled: Compiled, strict_share: float | None = N
     cap = cap_of(spec.window) if isinstance(spec, PipelineSpec) else None
 
     def handle(rows: DataFrame, batch_id: int) -> None:
-        first = known[0] is None  # writes even with nothing to write: a database sink's tables exist from here on
-        if first:
+        previous = known[0]
+        first = previous is None  # writes even with nothing to write: a database sink's tables exist from here on
+        if previous is None:
             batch = first_batch(spec, rows.sparkSession, checkpoint, batch_id, run_started_ms)
             kafka_eos.check_sinks(sink_roles(spec), batch)  # Kafka transactions, before anything is written
         else:
-            batch = replace(known[0], batch_id=batch_id, replay_since_ms=None)
+            batch = replace(previous, batch_id=batch_id, replay_since_ms=None)
         known[0] = batch
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         try:
