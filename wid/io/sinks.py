@@ -101,9 +101,9 @@ def write(df: DataFrame, sink: SinkSpec, base_dir: str, key: Sequence[str], titl
     reason, and the others are written. `batch` says which write this is
     (a Kafka sink puts it in headers, and skips what a replayed micro-batch
     already wrote). `rows`: how many `df` holds, when the caller knows (a
-    Kafka sink then need not count them, `wid.io.kafka.send`). A Delta table is merged on `key`; with the streaming
-    query's id in `batch`, a replayed micro-batch writes nothing (Delta's
-    txnAppId/txnVersion)."""
+    Kafka sink then need not count them, `wid.io.kafka.send`). A Delta
+    table is merged on `key`; with the streaming query's id in `batch`, a
+    replayed micro-batch writes nothing (Delta's txnAppId/txnVersion)."""
     if sink.kind == "delta":
         lakehouse.merge(df, resolve(sink.path or "", base_dir), key, lakehouse.txn(batch.query_id, "upsert", batch.batch_id),
                         sink.spark_options())
