@@ -92,6 +92,11 @@ def size_of(directory: Path) -> int:
     return total
 
 
+def higher(peak: dict[str, int], now: dict[str, int]) -> dict[str, int]:
+    """Each process's larger RSS of `peak` and `now`."""
+    return {k: max(v, now[k]) for k, v in peak.items()}
+
+
 class Peaks(threading.Thread):
     """The peak RSS (bytes) of this process, its JVM child and the Python
     workers under it, sampled every `every_s`: over the whole run
@@ -117,9 +122,9 @@ class Peaks(threading.Thread):
                     parts[name] += child.memory_info().rss
                 except psutil.Error:
                     continue
-            self.peak = {k: max(v, parts[k]) for k, v in self.peak.items()}
+            self.peak = higher(self.peak, parts)
             if self.steady.is_set():
-                self.steady_peak = {k: max(v, parts[k]) for k, v in self.steady_peak.items()}
+                self.steady_peak = higher(self.steady_peak, parts)
             time.sleep(self.every_s)
 
 

@@ -10,12 +10,12 @@ that work; benchmarks/RESULTS.md has the CPU it saves. What Spark computes
 does not change: the archive holds the same classes from the same jars.
 
 `options` makes the archive once per PySpark install and Java (a small
-batch and stream of wid's, then a normal exit, which writes it: 35 to 60 s
-at a run's start), and keeps it under ``~/.cache/wid/class-archives``,
-one per PySpark folder (a new venv in the same place replaces it). A JVM whose class path does not
-match (another PySpark's jars) ignores it, and ``-Xlog`` keeps the JVM's
-notice of that out of the output, which the CLI tests read. A machine whose JDK
-cannot write one runs without it.
+batch and stream of wid's, then a normal exit, which writes it, at a
+run's start), and keeps it under ``~/.cache/wid/class-archives``, one per
+PySpark folder (a new venv in the same place replaces it). A JVM whose
+class path does not match (another PySpark's jars) ignores it, and
+``-Xlog`` keeps the JVM's notice of that out of the output, which the CLI
+tests read. A machine whose JDK cannot write one runs without it.
 
 ``python -m tests.class_archive PATH`` is the run that writes the archive.
 """

@@ -8,8 +8,9 @@ and 10 rows per key and 1-minute pane (1.44M, 4.32M and 14.4M rows),
 generated in Spark and cached before anything is timed, each density
 twice: rows in no order, then rows in event-time order (sorted, as a log
 file or a topic holds them; the pane plan's sample then sees the true
-density, where on rows in no order it finds each key and pane about once). Queries, count,
-sum and max of ``v`` per key, each written to Spark's ``noop`` sink:
+density, where on rows in no order it finds each key and pane about
+once). Queries, count, sum and max of ``v`` per key, each written to
+Spark's ``noop`` sink:
 
 - ``wid hopping``: hopping 60 min every 1 min, the plan wid chooses by
   itself (`wid.spark.pane_plan`, a sample of the first rows, taken in the
