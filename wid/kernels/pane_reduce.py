@@ -40,6 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from wid.kernels import pane_merge as pm
+from wid.kernels.tables import gathered
 
 CHUNK_ROWS = 1 << 21
 DENSE_FACTOR = 4
@@ -203,25 +204,12 @@ def reduce(tbl: pa.Table, spec: pm.MergeSpec) -> tuple[pa.Table, np.ndarray, pm.
                                     length=spec.length, hop=spec.hop, offset=spec.offset, period=spec.period)
 
 
-def _chunks(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Table]:
-    pending: list[pa.RecordBatch] = []
-    rows = 0
-    for batch in batches:
-        pending.append(batch)
-        rows += batch.num_rows
-        if rows >= CHUNK_ROWS:
-            yield pa.Table.from_batches(pending)
-            pending, rows = [], 0
-    if rows:
-        yield pa.Table.from_batches(pending)
-
-
 def merge_rows(batches: Iterator[pa.RecordBatch], spec: pm.MergeSpec) -> Iterator[pa.RecordBatch]:
     """The `mapInArrow` function: rows of a partition in (all rows of a key
     in one partition; `spec.fields` are row ops), one batch of windows out
     (keys, `pane_merge.WINDOW_ID`, merged fields, as `pane_merge.merge`)."""
     reduced, last = [], None
-    for chunk in _chunks(batches):
+    for chunk in gathered(batches, CHUNK_ROWS):
         if spec.last:
             top = int(pc.max(chunk.column(spec.last)).as_py())
             last = top if last is None else max(last, top)

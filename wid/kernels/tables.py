@@ -4,7 +4,7 @@ only numpy and pyarrow."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -125,6 +125,24 @@ def from_bytes(blob: bytes | pa.Buffer) -> pa.Table:
     return pa.ipc.open_stream(pa.py_buffer(blob)).read_all()
 
 
+def gathered(batches: Iterator[pa.RecordBatch], rows: int) -> Iterator[pa.Table]:
+    """`batches` in order, gathered into tables of at least `rows` rows
+    (but for the last; empty batches are left out, and no batches give no
+    table): a ``mapInArrow`` function that holds one such table at a time
+    holds a bounded part of its partition."""
+    held: list[pa.RecordBatch] = []
+    count = 0
+    for batch in batches:
+        if batch.num_rows:
+            held.append(batch)
+            count += batch.num_rows
+        if count >= rows:
+            yield pa.Table.from_batches(held)
+            held, count = [], 0
+    if held:
+        yield pa.Table.from_batches(held)
+
+
 def concat(tables: Sequence[pa.Table]) -> pa.Table:
     """Concatenate tables of one schema (promoting nulls where they differ)."""
     if len(tables) == 1:
@@ -148,4 +166,4 @@ def ints(table: pa.Table, name: str) -> np.ndarray:
 
 
 __all__ = ["CHUNK_ROWS", "CLOCK", "FILE", "ORIGINAL", "PANE", "PTIME", "PUNCT", "ROWS", "SRC", "STATE_CODEC", "TS", "concat", "from_bytes",
-           "codes_to_ids", "group_ids", "ints", "state_bytes", "to_bytes", "to_chunks", "where"]
+           "codes_to_ids", "gathered", "group_ids", "ints", "state_bytes", "to_bytes", "to_chunks", "where"]

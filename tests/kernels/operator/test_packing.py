@@ -68,6 +68,24 @@ def test_columns_left_unsent_arrive_as_if_sent() -> None:
         assert sum(map(len, unsent[key][0])) < sum(map(len, sent[key][0]))  # the point: smaller blobs
 
 
+def test_a_partition_packed_slice_by_slice_reaches_each_shard_as_packed_whole() -> None:
+    # shard 1's largest event time is in the first slice, shard 0's in the last: each shard must still see both
+    shards = [1, 0, 1, 1, 0, 0, 1, 0, 0, 1, 0]
+    table = _input(shards)
+    whole = _by_key(pa.Table.from_batches(list(pack(iter(table.to_batches(max_chunksize=3)), [5, 6], False)),
+                                          schema=PACKED))
+    sliced = _by_key(pa.Table.from_batches(
+        list(pack(iter(table.to_batches(max_chunksize=3)), [5, 6], False, slice_rows=3)), schema=PACKED))
+    assert sorted(sliced) == sorted(whole) == [5, 6]
+    for key in whole:
+        assert len(sliced[key][1]) == 4  # a summary from each slice (3, 3, 3 and 2 rows), on every shard
+        want_rows, want_sources, want_batch = received(*whole[key])
+        got_rows, got_sources, got_batch = received(*sliced[key])
+        assert got_rows.equals(want_rows)
+        assert (got_sources, got_batch) == (want_sources, want_batch)
+        assert want_sources["s"].max_event_us == 1000 * (len(shards) - 1)
+
+
 def test_operator_output_leaves_in_bounded_frames_and_whole() -> None:
     windows = pa.table({"k": list(range(10)), "n": [2 * i for i in range(10)]})
     late = pa.table({"k": [100, 101, 102]})

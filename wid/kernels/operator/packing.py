@@ -4,10 +4,12 @@ PySpark's ``transformWithStateInPandas`` regroups its input row by row in
 Python before calling the processor, which would put Python on every row.
 So rows reach the operator packed: a stateless ``mapInArrow`` step (`pack`)
 splits each input partition by shard and writes each shard's rows as Arrow
-IPC blobs of at most `CHUNK_ROWS` rows, each with the partition's per-source
-summary (largest event time, largest global punctuation, batch timestamp);
-*every* shard gets the summary, so that all shards advance the same
-watermark in the same micro-batch. The operator then sees a few rows per
+IPC blobs of at most `CHUNK_ROWS` rows, each with the per-source summary
+(largest event time, largest global punctuation, batch timestamp) of the
+slice of the partition it came from (`SLICE_ROWS` rows at a time, so that a
+worker's memory follows the slice, not the partition); *every* shard gets
+every summary, so that all shards advance the same watermark in the same
+micro-batch. The operator then sees a few rows per
 shard and micro-batch. (Its output needs no such trick: PySpark converts
 returned frames column by column, see `wid.kernels.operator.output`.) (The
 packed columns' names do not start with an underscore: PySpark hands them
@@ -28,10 +30,10 @@ sent restarts unchanged.
 
 Before the shuffle, the rows of a tumbling or hopping window combine
 (`wid.kernels.operator.combine`; ``spark.wid.operator.combine``, on unless
-set to ``false``): the data rows of one (group, pane) inside one input
-partition ship as one partial aggregate with the number of rows it stands
-for, after the partition's summary is taken from its rows, so a hot key
-costs its shard a partial per partition and pane, not its rows. Rows
+set to ``false``): the data rows of one (group, pane) inside one slice of an
+input partition ship as one partial aggregate with the number of rows it
+stands for, after the slice's summary is taken from its rows, so a hot key
+costs its shard a partial per slice and pane, not its rows. Rows
 rejected as bad input and punctuation rows ship as rows. Under the ``dlq``
 late policy nothing combines: a late row goes to the dead letter with its
 source columns, which a partial no longer holds, and carrying them beside it
@@ -49,6 +51,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from wid.kernels.memory import release
 from wid.kernels.operator.combine import combined, combines
 from wid.kernels.operator.layout import OperatorSpec
 from wid.kernels.tables import (
@@ -61,6 +64,7 @@ from wid.kernels.tables import (
     TS,
     concat,
     from_bytes,
+    gathered,
     to_chunks,
 )
 from wid.semantics.watermark import SourceBatch, clock
@@ -69,9 +73,10 @@ SHARD = "_wid_shard"      # shard index of a row, in [0, shards)
 BATCH_MS = "_wid_batch_ms"  # the micro-batch timestamp, epoch ms
 KEY = "wid_key"           # the operator's grouping key: one value per shard
 DATA = "wid_data"         # a shard's rows, as an Arrow IPC blob
-SUMMARY = "wid_summary"   # the partition's per-source summary, JSON
+SUMMARY = "wid_summary"   # the per-source summary of a slice of a partition, JSON
 PACKED = pa.schema([(KEY, pa.int64()), (DATA, pa.binary()), (SUMMARY, pa.string())])
 CONSTANT_TYPES = {SRC: pa.string(), PUNCT: pa.bool_(), PTIME: pa.int64()}  # columns that may be left unsent
+SLICE_ROWS = 1 << 19  # rows of an input partition `pack` holds at a time (a few tens of MB of rows)
 
 
 def with_constants(rows: pa.Table, constants: Mapping[str, Any]) -> pa.Table:
@@ -150,30 +155,34 @@ def split(rows: pa.Table, shards: int) -> list[pa.Table]:
 
 def pack(batches: Iterator[pa.RecordBatch], keys: Sequence[int], scoped: bool,
          chunk_rows: int = CHUNK_ROWS, constants: Mapping[str, Any] | None = None,
-         combine: OperatorSpec | None = None) -> Iterator[pa.RecordBatch]:
+         combine: OperatorSpec | None = None, slice_rows: int = SLICE_ROWS) -> Iterator[pa.RecordBatch]:
     """The ``mapInArrow`` function before the operator: per shard, rows
     whose `KEY` is ``keys[shard]``, each with at most `chunk_rows` of that
     shard's rows as a blob (one empty blob for a shard without rows) and the
-    partition's summary, which carries `constants` (the values of the
-    `CONSTANT_TYPES` columns the batches leave out); nothing for an empty
-    partition. Given the window's `combine` spec, where it combines
-    (`wid.kernels.operator.combine.combines`), the partition's data rows of
-    one (group, pane) ship as one partial, combined after the summary is
-    taken from the rows (module docstring)."""
-    arrived = [b for b in batches if b.num_rows]
-    if not arrived:
-        return
-    rows = pa.Table.from_batches(arrived)
+    summary of the slice of the partition they came from, which carries
+    `constants` (the values of the `CONSTANT_TYPES` columns the batches
+    leave out); nothing for an empty partition. The partition is packed a
+    slice of about `slice_rows` rows at a time, so a worker holds one slice,
+    not the partition (a micro-batch that opens millions of keys arrives as
+    partitions of millions of rows); every shard gets every slice's
+    summary, and `read_summaries` takes the largest of each, so a shard
+    advances the same watermark as from the whole partition's. Given the
+    window's `combine` spec, where it combines
+    (`wid.kernels.operator.combine.combines`), a slice's data rows of one
+    (group, pane) ship as one partial, combined after the summary is taken
+    from the rows (module docstring)."""
     constants = dict(constants or {})
-    doc = {**summarize(rows, scoped, constants), "constants": constants}
-    summary = pa.scalar(json.dumps(doc), pa.string())
-    if combine is not None and combines(combine):
-        rows = combined(combine, rows, carried=(SHARD,))
-    for key, part in zip(keys, split(rows, len(keys)), strict=True):
-        blobs = to_chunks(part.drop_columns([BATCH_MS]) if BATCH_MS in part.column_names else part, chunk_rows)
-        yield pa.RecordBatch.from_arrays([pa.repeat(pa.scalar(key, pa.int64()), len(blobs)),
-                                          pa.array(blobs, pa.binary()), pa.repeat(summary, len(blobs))],
-                                         schema=PACKED)
+    for rows in gathered(batches, slice_rows):
+        doc = {**summarize(rows, scoped, constants), "constants": constants}
+        summary = pa.scalar(json.dumps(doc), pa.string())
+        if combine is not None and combines(combine):
+            rows = combined(combine, rows, carried=(SHARD,))
+        for key, part in zip(keys, split(rows, len(keys)), strict=True):
+            blobs = to_chunks(part.drop_columns([BATCH_MS]) if BATCH_MS in part.column_names else part, chunk_rows)
+            yield pa.RecordBatch.from_arrays([pa.repeat(pa.scalar(key, pa.int64()), len(blobs)),
+                                              pa.array(blobs, pa.binary()), pa.repeat(summary, len(blobs))],
+                                             schema=PACKED)
+    release()  # the worker stays for the next task (`wid.kernels.memory`)
 
 
 def unpacked(blobs: Sequence[bytes]) -> pa.Table:

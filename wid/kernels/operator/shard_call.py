@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import pandas as pd
 import pyarrow as pa
 
+from wid.kernels.memory import release
 from wid.kernels.operator.engines import make_engine
 from wid.kernels.operator.layout import OperatorSpec
 from wid.kernels.operator.output import frames
@@ -60,16 +61,19 @@ class ShardCall:
         for frame in packed:
             blobs.extend(frame[DATA])
             summaries.extend(frame[SUMMARY])
+        rows, sources, batch_ms = received(blobs, summaries)  # over the blobs' buffers, not a copy
         root = cache_root(work_dir, self.cache_id) if self.cache_id else None
         cached = None if root is None else CachedStore(store, root)
-        rows, sources, batch_ms = received(blobs, summaries)
         out = self.run(cached or uncached(store), rows, sources, batch_ms)
         if cached is not None:
             cached.finish()
             out.stats["cache_dir"] = str(root)  # for its removal when the query ends
         out.stats["shard"], out.stats["received"] = shard, rows.num_rows
         out.stats["took_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        del blobs, rows, cached  # all but the output, before it leaves
         yield from frames(out, self.output)
+        del out
+        release()  # the worker stays for the next task: what this one held goes back (`wid.kernels.memory`)
 
     def run(self, store: Store, rows: pa.Table, sources: dict[str, SourceBatch], batch_ms: int) -> ShardOutput:
         """One shard's micro-batch: `run_batch` with the window's engine."""
