@@ -158,13 +158,15 @@ def spark_query(stream: Any, kind: str) -> Any:
 
 
 def measure(engine: str, kind: str, keys: int, rows: int, files: int, warm: int,
-            keep: str | None = None, touched: int | None = None) -> dict[str, Any]:
+            keep: str | None = None, touched: int | None = None, shards: int | None = None) -> dict[str, Any]:
     """One run (see the module docstring); returns its figures. With
-    `keep`, the checkpoint is copied there at the end."""
+    `keep`, the checkpoint is copied there at the end; `shards` sets
+    wid's operator shards (default: the 2 shuffle partitions)."""
     from benchmarks.harness import session
-    from wid.spark.operator.query import CHANGELOG, PROVIDER, ROCKSDB
+    from wid.spark.operator.query import CHANGELOG, PROVIDER, ROCKSDB, SHARDS_CONF
 
-    spark = session(shuffle_partitions=2, more={PROVIDER: ROCKSDB, CHANGELOG: "true"})
+    sharded = {SHARDS_CONF: str(shards)} if shards else {}
+    spark = session(shuffle_partitions=2, more={PROVIDER: ROCKSDB, CHANGELOG: "true", **sharded})
     # the state store's maintenance thread may still write a snapshot into the checkpoint as it is removed
     with tempfile.TemporaryDirectory(prefix="wid-state-", ignore_cleanup_errors=True) as tmp:
         root = Path(tmp)
@@ -199,7 +201,7 @@ def measure(engine: str, kind: str, keys: int, rows: int, files: int, warm: int,
     ids = sorted(int(p.batchId) for p in steady)
     added = (sizes[ids[-1]] - sizes[ids[0]]) / (len(ids) - 1) if len(ids) > 1 else float("nan")
     durations = [int(p.durationMs["triggerExecution"]) / 1000 for p in steady]
-    return {"engine": engine, "kind": kind, "keys": keys, "rows_per_file": rows, "touched": touched,
+    return {"engine": engine, "kind": kind, "keys": keys, "rows_per_file": rows, "touched": touched, "shards": shards,
             "steady_batches": len(steady),
             "first_batch_s": int(progress[0].durationMs["triggerExecution"]) / 1000 if progress else None,
             "steady_batch_s": statistics.median(durations) if durations else None, "steady_batches_s": durations,
@@ -218,9 +220,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warm", type=int, default=2, help="micro-batches after the first not counted as steady")
     parser.add_argument("--keep", help="copy the checkpoint to this directory at the end")
     parser.add_argument("--touched", type=int, help="distinct keys each file after the first holds (default: random)")
+    parser.add_argument("--shards", type=int, help="wid's operator shards (spark.wid.operator.shards; default: 2)")
     args = parser.parse_args(argv)
     print(json.dumps(measure(args.engine, args.kind, args.keys, args.rows, args.files, args.warm, args.keep,
-                             args.touched)))
+                             args.touched, args.shards)))
     return 0
 
 

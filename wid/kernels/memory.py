@@ -8,7 +8,10 @@ return it only after a delay, or never while the process sleeps) and
 glibc's ``malloc`` (Python's large objects, pandas and NumPy buffers), whose
 heap top and arenas stay mapped until ``malloc_trim``. A worker that packed
 or ran a shard of a micro-batch that opened millions of keys otherwise
-keeps that micro-batch's high-water mark for the rest of the query. Runs on
+keeps that micro-batch's high-water mark for the rest of the query. PySpark
+may still hold a call's input (its Arrow batches, its frames) when the
+call's function returns, so wid's executor functions release both when they
+start (what the worker's previous call left) and when they end. Runs on
 executors: pyarrow and the standard library.
 """
 

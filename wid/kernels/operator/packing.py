@@ -171,6 +171,7 @@ def pack(batches: Iterator[pa.RecordBatch], keys: Sequence[int], scoped: bool,
     (`wid.kernels.operator.combine.combines`), a slice's data rows of one
     (group, pane) ship as one partial, combined after the summary is taken
     from the rows (module docstring)."""
+    release()  # what the worker's previous task left once PySpark let go of its batches
     constants = dict(constants or {})
     for rows in gathered(batches, slice_rows):
         doc = {**summarize(rows, scoped, constants), "constants": constants}

@@ -56,6 +56,7 @@ class ShardCall:
         from its first frame to its output (``took_ms``: how the shards
         share a micro-batch's work, `benchmarks.skew_scale`)."""
         started = time.perf_counter()
+        release()  # what the worker's previous call left once PySpark let go of its frames
         blobs: list[bytes] = []
         summaries: list[str] = []
         for frame in packed:
@@ -73,7 +74,7 @@ class ShardCall:
         del blobs, rows, cached  # all but the output, before it leaves
         yield from frames(out, self.output)
         del out
-        release()  # the worker stays for the next task: what this one held goes back (`wid.kernels.memory`)
+        release()  # the worker stays for the next task: what this call held goes back (`wid.kernels.memory`)
 
     def run(self, store: Store, rows: pa.Table, sources: dict[str, SourceBatch], batch_ms: int) -> ShardOutput:
         """One shard's micro-batch: `run_batch` with the window's engine."""
