@@ -25,9 +25,11 @@ partitions on ``local[2]``.
 
 Prints one JSON line: the median steady micro-batch (every micro-batch
 after the `warm` first ones), and for wid each shard's rows (those its
-input stands for), the rows it received (partials and rows) and its call
-time, summed over the steady micro-batches, with the largest over the mean
-of each (the skew a task carries: a shard's input all goes to one task).
+input stands for), the rows it received (partials and rows), its call
+time from its first frame and the time it waited for that frame (a task's
+first shard waits for the task's shuffle read and sort), summed over the
+steady micro-batches, with the largest over the mean of each (the skew a
+task carries: a shard's input all goes to one task).
 """
 
 from __future__ import annotations
@@ -144,13 +146,14 @@ def measure(engine: str, how: str, shards: int, rows: int, files: int, warm: int
                                "steady_batch_s": statistics.median(durations) if durations else None,
                                "steady_batches_s": durations}
     if engine == "wid":
-        summed: dict[str, dict[int, float]] = {"rows": {}, "received": {}, "took_ms": {}}
+        summed: dict[str, dict[int, float]] = {"rows": {}, "received": {}, "took_ms": {}, "waited_ms": {}}
         for batch in shards_seen[warm:]:
             for s in batch:
                 for name, per_shard in summed.items():
                     per_shard[s["shard"]] = per_shard.get(s["shard"], 0.0) + s[name]
         out_doc.update(shard_rows=spread(summed["rows"]), shard_received=spread(summed["received"]),
-                       shard_ms=spread(summed["took_ms"]), shards_seen=len(summed["rows"]))
+                       shard_ms=spread(summed["took_ms"]), shard_waited_ms=spread(summed["waited_ms"]),
+                       shards_seen=len(summed["rows"]))
     return out_doc
 
 

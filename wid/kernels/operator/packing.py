@@ -76,7 +76,7 @@ DATA = "wid_data"         # a shard's rows, as an Arrow IPC blob
 SUMMARY = "wid_summary"   # the per-source summary of a slice of a partition, JSON
 PACKED = pa.schema([(KEY, pa.int64()), (DATA, pa.binary()), (SUMMARY, pa.string())])
 CONSTANT_TYPES = {SRC: pa.string(), PUNCT: pa.bool_(), PTIME: pa.int64()}  # columns that may be left unsent
-SLICE_ROWS = 1 << 19  # rows of an input partition `pack` holds at a time (a few tens of MB of rows)
+SLICE_ROWS = 1 << 17  # rows of an input partition `pack` holds at a time (a few MB of rows)
 
 
 def with_constants(rows: pa.Table, constants: Mapping[str, Any]) -> pa.Table:

@@ -52,16 +52,22 @@ class ShardCall:
         the shard's counts name the cache's directory (``cache_dir``), the
         `shard`, the rows it received (``received``: rows, and partials
         combined before the shuffle, `wid.kernels.operator.combine`, where
-        ``rows`` counts the rows they stand for) and how long its call took
+        ``rows`` counts the rows they stand for), how long its call took
         from its first frame to its output (``took_ms``: how the shards
-        share a micro-batch's work, `benchmarks.skew_scale`)."""
-        started = time.perf_counter()
+        share a micro-batch's work, `benchmarks.skew_scale`) and how long it
+        waited for that first frame (``waited_ms``: the first call of a
+        task waits for the task's input, its shuffle read and Spark's sort
+        by shard, which is the task's and not the shard's work)."""
+        called = time.perf_counter()
         release()  # what the worker's previous call left once PySpark let go of its frames
         blobs: list[bytes] = []
         summaries: list[str] = []
+        started = None
         for frame in packed:
+            started = started or time.perf_counter()
             blobs.extend(frame[DATA])
             summaries.extend(frame[SUMMARY])
+        started = started or time.perf_counter()
         rows, sources, batch_ms = received(blobs, summaries)  # over the blobs' buffers, not a copy
         root = cache_root(work_dir, self.cache_id) if self.cache_id else None
         cached = None if root is None else CachedStore(store, root)
@@ -71,6 +77,7 @@ class ShardCall:
             out.stats["cache_dir"] = str(root)  # for its removal when the query ends
         out.stats["shard"], out.stats["received"] = shard, rows.num_rows
         out.stats["took_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        out.stats["waited_ms"] = round((started - called) * 1000, 1)
         del blobs, rows, cached  # all but the output, before it leaves
         yield from frames(out, self.output)
         del out

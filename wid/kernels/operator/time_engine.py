@@ -188,8 +188,10 @@ class TimeEngine:
             wmin = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
             np.minimum.at(wmin, ids, self._first_counted(q, before))
             self.touched = partial.select([*keys, PANE]).append_column(WMIN, pa.array(wmin))
-        partial = partial.sort_by(PANE)
         panes = ints(partial, PANE)
+        if np.any(panes[1:] < panes[:-1]):  # in pane order already (one pane, or rows in time order): no copy
+            partial = partial.sort_by(PANE)
+            panes = ints(partial, PANE)
         cuts = np.flatnonzero(np.diff(panes)) + 1
         for lo, hi in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(panes)]]), strict=True):
             self._merge_pane(int(panes[lo]), partial.slice(lo, hi - lo).drop_columns([PANE]))
