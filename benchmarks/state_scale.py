@@ -97,6 +97,19 @@ def higher(peak: dict[str, int], now: dict[str, int]) -> dict[str, int]:
     return {k: max(v, now[k]) for k, v in peak.items()}
 
 
+def process_part(process: Any, driver_pid: int) -> str | None:
+    """Which part a process under the driver is: ``jvm`` (Spark's JVM, the
+    driver's own child), ``python_workers`` (a Python process: PySpark's
+    daemons and workers, the state processor's init), or None. The JVM's
+    short-lived children (Hadoop's ``readlink`` and ``chmod``, each a fork
+    that shows the JVM's whole resident set until it execs) are none: once
+    counted, a sample that caught one counted the JVM twice."""
+    name = process.name()
+    if "java" in name:
+        return "jvm" if process.ppid() == driver_pid else None
+    return "python_workers" if name.startswith("python") else None
+
+
 class Peaks(threading.Thread):
     """The peak RSS (bytes) of this process, its JVM child and the Python
     workers under it, sampled every `every_s`: over the whole run
@@ -118,8 +131,9 @@ class Peaks(threading.Thread):
             parts = {"driver": me.memory_info().rss, "jvm": 0, "python_workers": 0}
             for child in me.children(recursive=True):
                 try:
-                    name = "jvm" if "java" in child.name() else "python_workers"
-                    parts[name] += child.memory_info().rss
+                    part = process_part(child, me.pid)
+                    if part is not None:
+                        parts[part] += child.memory_info().rss
                 except psutil.Error:
                     continue
             self.peak = higher(self.peak, parts)
