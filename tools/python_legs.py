@@ -40,7 +40,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 # What the fast core of the suite imports beyond wid and its extras (pyproject's `test` extra, in part).
-TEST_TOOLS = ["pytest>=8", "pytest-xdist>=3.6", "hypothesis>=6.100", "duckdb>=1.1", "psutil>=5.9"]
+TEST_TOOLS = ["pytest>=8", "pytest-xdist>=3.6", "hypothesis>=6.100", "duckdb>=1.1"]
 # The fast core: the pure layers whole, and a batch and a streaming Spark test.
 FAST_CORE = ["tests/spec", "tests/semantics", "tests/kernels", "tests/aggregates",
              "tests/docs/test_readme.py::test_the_ten_row_example_prints_what_it_shows_and_the_oracles_rows",
