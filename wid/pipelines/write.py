@@ -165,18 +165,18 @@ def stream_writer(spec: Spec, compiled: Compiled, strict_share: float | None = N
     dead letter (`wid.io.dead_letter.refused_counts`), because under Spark
     Connect this function runs on the server.
 
-    The rows are cached, and the first action on them is one grouped
-    aggregation (`wid.spark.operator.rows.held`): its first stage reads
-    every shard's rows whole, so it computes the whole observation, and it
-    says what the micro-batch holds (window rows, retractions, dead
-    letters, the groups of its fullest window). The writes then read the
-    cache, and a write or a check with nothing to do does not run, except
+    The rows are cached, and the first action on them collects the shards'
+    counts rows (`wid.spark.operator.rows.held`: one job, no shuffle): it
+    reads every shard's rows whole, so it computes the whole observation,
+    and the counts say what the micro-batch holds (window rows,
+    retractions, dead letters, a bound of the groups of its fullest
+    window). The writes then read the cache, and a write or a check with nothing to do does not run, except
     the run's first micro-batch's writes (a database sink's tables then
     exist from the start, for whoever reads them): a micro-batch of window
     rows only, the common one, runs that job and the target's write (a
     Kafka target's without counting first). The cap's
-    own query runs only when the fullest window is over the cap, for a
-    message that names the earliest such window.
+    own query runs only when the bound of the fullest window is over the
+    cap: it finds whether a window is, and names the earliest such window.
 
     Under Spark Connect a first read that stops early (``isEmpty``,
     ``take``, a limit) would cache a retracting shard's rows but lose its
@@ -205,13 +205,13 @@ def stream_writer(spec: Spec, compiled: Compiled, strict_share: float | None = N
         known[0] = batch
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            found = held(rows, by_window=cap is not None)  # every shard's rows whole, and so the observation
+            found = held(rows)  # every shard's rows whole, and so the observation
             if strict_share is not None:
                 check_rejections(rows, spec, batch_id, strict_share)
             if stage.retractions_of is not None and found.of(RETRACTION_ROW):
                 sinks.delete(stage.retractions_of(rows), spec.target, spec.base_dir, key, batch)
             out = stage.output_of(rows)
-            if isinstance(spec, PipelineSpec) and cap is not None and found.fullest_window > cap:
+            if isinstance(spec, PipelineSpec) and cap is not None and found.fullest_at_most > cap:
                 check_cap(out, spec.window, spec.name)
             refused: Refused = []
             windows = found.of(WINDOW_ROW)

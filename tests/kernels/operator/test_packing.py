@@ -7,10 +7,24 @@ Spark)."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from wid.kernels.operator.output import COUNTS_ROW, KIND, STATS, frames
+from wid.kernels.fields import END, START
+from wid.kernels.operator import output
+from wid.kernels.operator.output import (
+    COUNTS_ROW,
+    EMITTED,
+    FULLEST,
+    KIND,
+    STATS,
+    frames,
+    fullest_window,
+)
 from wid.kernels.operator.packing import BATCH_MS, DATA, KEY, PACKED, SHARD, SUMMARY, pack, received
 from wid.kernels.operator.shard import ShardOutput
 from wid.kernels.tables import PTIME, PUNCT, SRC, TS, from_bytes
@@ -99,7 +113,9 @@ def test_operator_output_leaves_in_bounded_frames_and_whole() -> None:
     rows = [r for f in out for r in pa.Table.from_pandas(f, preserve_index=False).to_pylist()]
     assert sorted((r["k"], r["n"]) for r in rows if r[KIND] == "w") == [(i, 2.0 * i) for i in range(10)]
     assert sorted(r["k"] for r in rows if r[KIND] == "l") == [100, 101, 102]
-    assert [json.loads(r[STATS]) for r in rows if r[KIND] == "s"] == [stats]  # one stats row per shard and batch
+    counts = [json.loads(r[STATS]) for r in rows if r[KIND] == "s"]  # one stats row per shard and batch
+    assert [{k: v for k, v in c.items() if k not in (EMITTED, FULLEST)} for c in counts] == [stats]
+    assert counts[0][EMITTED] == {"w": 10, "l": 3}  # what it emitted, by kind
     assert all(r[STATS] is None for r in rows if r[KIND] != "s")
 
 
@@ -107,3 +123,36 @@ def test_a_shard_without_output_still_returns_its_stats_row() -> None:
     schema = pa.schema([(KIND, pa.string()), ("k", pa.int64()), (STATS, pa.string())])
     out = list(frames(ShardOutput(windows=pa.table({"k": pa.array([], pa.int64())}), stats={"rows": 0}), schema))
     assert [len(f) for f in out] == [1] and out[0][KIND].iloc[0] == COUNTS_ROW
+
+
+@given(bounds=st.lists(st.tuples(st.integers(0, 3), st.integers(1, 2)), min_size=1, max_size=40),
+       chunks=st.lists(st.integers(1, 15), min_size=1, max_size=4))
+def test_a_shard_counts_a_bound_of_its_fullest_window(bounds: list[tuple[int, int]], chunks: list[int]) -> None:
+    # the writer checks the group cap only when the shards' bounds add up past it (wid.pipelines.write)
+    starts = [s for s, _ in bounds]
+    ends = [s + d for s, d in bounds]
+    table = pa.table({START: starts, END: ends, "k": list(range(len(bounds)))})
+    cuts = [0, *sorted({min(c, len(bounds)) for c in chunks}), len(bounds)]
+    lazy = [table.slice(lo, hi - lo) for lo, hi in zip(cuts, cuts[1:], strict=False)]
+    schema = pa.schema([(KIND, pa.string()), (START, pa.int64()), (END, pa.int64()), ("k", pa.int64()),
+                        (STATS, pa.string())])
+    out = list(frames(ShardOutput(windows=lazy, stats={}), schema))
+    counts = json.loads(out[-1][STATS].iloc[0])
+    fullest = max(Counter(zip(starts, ends, strict=True)).values())  # counted apart, whole
+    assert counts[EMITTED] == {"w": len(bounds)}
+    assert fullest <= counts[FULLEST] <= len(bounds)
+    if len(lazy) == 1:
+        assert counts[FULLEST] == fullest
+
+
+def test_fired_rows_of_a_join_have_no_window_to_count() -> None:
+    assert fullest_window(pa.table({"k": [1, 1, 1]})) == 0
+
+
+def test_a_large_table_of_several_windows_counts_as_its_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    # still a bound: the writer's own query then decides (wid.pipelines.write.check_cap)
+    monkeypatch.setattr(output, "COUNTED_ROWS", 2)
+    table = pa.table({START: [0, 0, 5], END: [5, 5, 10]})
+    assert fullest_window(table) == 3
+    monkeypatch.setattr(output, "COUNTED_ROWS", 3)
+    assert fullest_window(table) == 2

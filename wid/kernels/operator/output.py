@@ -19,6 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from wid.kernels.fields import END, START
 from wid.kernels.operator.shard import ShardOutput, tables
 from wid.kernels.tables import CHUNK_ROWS
 
@@ -31,6 +32,10 @@ RETRACTION_ROW = "r"  # the natural key of a session window the sink must delete
 LATE_ROW = "l"        # a late row for the dead letter
 REJECTED_ROW = "d"    # a row rejected as bad input, for the dead letter
 COUNTS_ROW = "s"      # one shard's counts for the micro-batch, JSON in `STATS`
+# what a shard's output held, in its counts: rows of each kind, and the groups of its fullest window
+EMITTED = "emitted"
+FULLEST = "fullest"
+COUNTED_ROWS = 1 << 15  # the most window rows of one table whose windows `fullest_window` counts (about 10 ms)
 
 
 def conform(table: pa.Table, kind: str, schema: pa.Schema, sequence: int | None = None) -> pa.RecordBatch:
@@ -56,15 +61,45 @@ def frames(out: ShardOutput, schema: pa.Schema, chunk_rows: int = CHUNK_ROWS) ->
     and late rows in frames of at most `chunk_rows` rows (one Arrow batch
     each on the way to the JVM: a bounded batch, as
     `wid.kernels.tables.to_chunks` explains), then exactly one stats
-    row."""
+    row: the shard's counts, with what this output held (`EMITTED`,
+    `FULLEST`), so that the driver learns it from the stats rows alone
+    (`wid.spark.operator.rows.held`)."""
+    emitted: dict[str, int] = {}
+    fullest = 0
     for kind, part in ((WINDOW_ROW, out.windows), (RETRACTION_ROW, out.retractions), (LATE_ROW, out.late),
                        (REJECTED_ROW, out.rejected)):
         for table in tables(part):
+            emitted[kind] = emitted.get(kind, 0) + table.num_rows
+            fullest += fullest_window(table) if kind == WINDOW_ROW else 0
             rows = conform(table, kind, schema, out.sequence)
             for start in range(0, rows.num_rows, chunk_rows):
                 yield frame(rows.slice(start, chunk_rows))
-    stats = pa.table({STATS: pa.array([json.dumps(out.stats)], pa.string())})
+    counts = {**out.stats, EMITTED: emitted, FULLEST: fullest}
+    stats = pa.table({STATS: pa.array([json.dumps(counts)], pa.string())})
     yield frame(conform(stats, COUNTS_ROW, schema, out.sequence))
+
+
+def fullest_window(windows: pa.Table) -> int:
+    """The most rows of `windows` (window rows) that share one window's
+    bounds (`START`, `END`): the groups of its fullest window. A table
+    without bounds (a window join's fired rows) counts as 0. Summed over a
+    shard's tables and over the shards it is an upper bound of the
+    micro-batch's fullest window, exact when each window's rows are in
+    one table of one shard. A table of more than `COUNTED_ROWS` rows of
+    several windows counts as its rows: hashing millions of windows (a
+    micro-batch that opens every session) would cost a second and a hash
+    table's memory in the shard, where the writer's exact query over the
+    rows (`wid.pipelines.write.check_cap`) costs less beside such a
+    micro-batch."""
+    if START not in windows.column_names or END not in windows.column_names:
+        return 0
+    bounds = windows.select([START, END])
+    if all(len(set(pc.min_max(c).as_py().values())) == 1 for c in bounds.columns):
+        return int(windows.num_rows)  # one window: no hashing for the common small micro-batch
+    if windows.num_rows > COUNTED_ROWS:
+        return int(windows.num_rows)
+    counts = bounds.group_by([START, END]).aggregate([([], "count_all")])
+    return int(pc.max(counts.column("count_all")).as_py())
 
 
 def frame(rows: pa.RecordBatch) -> pd.DataFrame:
@@ -76,5 +111,5 @@ def frame(rows: pa.RecordBatch) -> pd.DataFrame:
                          for name, col in zip(rows.schema.names, rows.columns, strict=True)})
 
 
-__all__ = ["COUNTS_ROW", "KIND", "LATE_ROW", "REJECTED_ROW", "RETRACTION_ROW", "SEQUENCE", "STATS", "WINDOW_ROW",
-           "conform", "frame", "frames"]
+__all__ = ["COUNTS_ROW", "EMITTED", "FULLEST", "KIND", "LATE_ROW", "REJECTED_ROW", "RETRACTION_ROW", "SEQUENCE", "STATS", "WINDOW_ROW",
+           "conform", "frame", "frames", "fullest_window"]

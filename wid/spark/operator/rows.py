@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from wid.kernels.fields import END, START
 from wid.kernels.operator.output import (
     COUNTS_ROW,
+    EMITTED,
+    FULLEST,
     KIND,
     LATE_ROW,
     REJECTED_ROW,
@@ -67,30 +68,35 @@ def of_kind(kind: str) -> Column:
 @dataclass(frozen=True)
 class Held:
     """What one micro-batch of the operator's rows holds, from `held`: the
-    rows of each kind (`WINDOW_ROW`, ...; a kind with none is absent) and,
-    when asked for, the most window rows that share one window's bounds
-    (the groups of the fullest window; 0 when not asked for)."""
+    rows of each kind (`WINDOW_ROW`, ...; a kind with none is absent) and
+    an upper bound of the most window rows that share one window's bounds
+    (the groups of the fullest window: the sum of each shard's fullest,
+    `wid.kernels.operator.output.fullest_window`; exact when one shard
+    holds all of that window's rows)."""
 
     per_kind: dict[str, int]
-    fullest_window: int = 0
+    fullest_at_most: int = 0
 
     def of(self, *kinds: str) -> int:
         """The rows of these kinds."""
         return sum(self.per_kind.get(k, 0) for k in kinds)
 
 
-def held(rows: DataFrame, by_window: bool) -> Held:
-    """`Held` of the operator's `rows` (one micro-batch; its window rows'
-    bounds `START`/`END` counted when `by_window`), in one Spark job whose
-    first stage reads every partition of `rows` whole: a grouped
-    aggregation, reduced again by kind on the executors, so the driver gets
-    a row per kind, however many windows or sessions the micro-batch
-    touched."""
-    keys = [F.col(KIND), F.col(START), F.col(END)] if by_window else [F.col(KIND)]
-    per_window = rows.groupBy(*keys).count()
-    found = per_window.groupBy(KIND).agg(F.sum("count").alias("n"), F.max("count").alias("fullest")).collect()
-    fullest = next((int(r["fullest"]) for r in found if r[KIND] == WINDOW_ROW and by_window), 0)
-    return Held({str(r[KIND]): int(r["n"]) for r in found}, fullest)
+def held(rows: DataFrame) -> Held:
+    """`Held` of the operator's `rows` (one micro-batch), read from the
+    shards' counts rows alone (each shard counts what it emitted,
+    `wid.kernels.operator.output.frames`), in one Spark job with no shuffle
+    that reads every partition of `rows` whole: a filter over the rows,
+    never a read that stops early, so a cached `rows` is cached whole and
+    an observation over them sees every row."""
+    per_kind: dict[str, int] = {}
+    fullest = 0
+    for (text,) in rows.where(of_kind(COUNTS_ROW)).select(STATS).collect():
+        doc = json.loads(text)
+        for kind, n in {**doc.get(EMITTED, {}), COUNTS_ROW: 1}.items():
+            per_kind[kind] = per_kind.get(kind, 0) + int(n)
+        fullest += int(doc.get(FULLEST, 0))
+    return Held(per_kind, fullest)
 
 
 @dataclass(frozen=True)
