@@ -29,7 +29,13 @@ input stands for), the rows it received (partials and rows), its call
 time from its first frame and the time it waited for that frame (a task's
 first shard waits for the task's shuffle read and sort), summed over the
 steady micro-batches, with the largest over the mean of each (the skew a
-task carries: a shard's input all goes to one task).
+task carries: a shard's input all goes to one task). The call time is
+given again without the first call of each worker in each micro-batch
+(``shard_ms_after_first``): on ``local[2]`` a task runs many shards, and
+its first call pays the task's own start (its state store's first reads)
+for all of them, where on a cluster with a task per shard every call pays
+it; ``first_call_ms`` and ``other_call_ms`` are the mean of those first
+calls and of the others.
 """
 
 from __future__ import annotations
@@ -89,6 +95,32 @@ def spread(per_shard: dict[int, float]) -> dict[str, float]:
     return {"largest": max(values, default=0.0), "mean": mean, "largest_over_mean": max(values) / mean if mean else 0.0}
 
 
+def shard_spreads(batches: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    """The `spread` of each shard's counts (rows, received, call time, wait),
+    summed over the micro-batches' `batches` of shard counts, and of its
+    call time without the first call of each worker in each micro-batch
+    (the module docstring), with the mean time of those first calls and
+    of the other calls."""
+    summed: dict[str, dict[int, float]] = {"rows": {}, "received": {}, "took_ms": {}, "waited_ms": {}}
+    after_first: dict[int, float] = {}
+    firsts, others = [], []
+    for batch in batches:
+        first = {}
+        for s in sorted(batch, key=lambda s: s["started_ms"]):
+            first.setdefault(s["worker"], s["shard"])
+        for s in batch:
+            for name, per_shard in summed.items():
+                per_shard[s["shard"]] = per_shard.get(s["shard"], 0.0) + s[name]
+            is_first = first[s["worker"]] == s["shard"]
+            (firsts if is_first else others).append(s["took_ms"])
+            after_first[s["shard"]] = after_first.get(s["shard"], 0.0) + (0.0 if is_first else s["took_ms"])
+    return {"shard_rows": spread(summed["rows"]), "shard_received": spread(summed["received"]),
+            "shard_ms": spread(summed["took_ms"]), "shard_waited_ms": spread(summed["waited_ms"]),
+            "shard_ms_after_first": spread(after_first), "shards_seen": len(summed["rows"]),
+            "first_call_ms": statistics.fmean(firsts) if firsts else 0.0,
+            "other_call_ms": statistics.fmean(others) if others else 0.0}
+
+
 def wid_writer(stream: Any, shards_seen: list[list[dict[str, Any]]]) -> Any:
     """The WID operator's rows of `stream`, and a ``foreachBatch`` function
     that keeps each micro-batch's shard counts in `shards_seen` and writes
@@ -146,14 +178,7 @@ def measure(engine: str, how: str, shards: int, rows: int, files: int, warm: int
                                "steady_batch_s": statistics.median(durations) if durations else None,
                                "steady_batches_s": durations}
     if engine == "wid":
-        summed: dict[str, dict[int, float]] = {"rows": {}, "received": {}, "took_ms": {}, "waited_ms": {}}
-        for batch in shards_seen[warm:]:
-            for s in batch:
-                for name, per_shard in summed.items():
-                    per_shard[s["shard"]] = per_shard.get(s["shard"], 0.0) + s[name]
-        out_doc.update(shard_rows=spread(summed["rows"]), shard_received=spread(summed["received"]),
-                       shard_ms=spread(summed["took_ms"]), shard_waited_ms=spread(summed["waited_ms"]),
-                       shards_seen=len(summed["rows"]))
+        out_doc.update(shard_spreads(shards_seen[warm:]))
     return out_doc
 
 

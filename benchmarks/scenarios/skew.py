@@ -42,7 +42,8 @@ def line(spark: dict[str, Any], mine: dict[str, Any]) -> str:
             f"{mine['steady_batch_s']:.2f} s, Spark {spark['steady_batch_s']:.2f} s "
             f"({mine['steady_batch_s'] / spark['steady_batch_s']:.2f}x); largest shard / mean: rows "
             f"{rows['largest_over_mean']:.2f}x, received {received['largest_over_mean']:.2f}x, call time "
-            f"{took['largest_over_mean']:.2f}x")
+            f"{took['largest_over_mean']:.2f}x ({mine['shard_ms_after_first']['largest_over_mean']:.2f}x without "
+            f"a task's first call: {mine['first_call_ms']:.1f} ms against {mine['other_call_ms']:.1f} ms)")
 
 
 def run(ctx: Any) -> list[dict[str, Any]]:

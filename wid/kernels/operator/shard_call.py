@@ -9,6 +9,7 @@ and unpickles it at its first call (see there why). Runs on executors.
 from __future__ import annotations
 
 import copy
+import os
 import time
 from collections.abc import Iterator
 
@@ -57,7 +58,10 @@ class ShardCall:
         share a micro-batch's work, `benchmarks.skew_scale`) and how long it
         waited for that first frame (``waited_ms``: the first call of a
         task waits for the task's input, its shuffle read and Spark's sort
-        by shard, which is the task's and not the shard's work)."""
+        by shard, which is the task's and not the shard's work), and the
+        Python worker (``worker``, its process id) and the instant
+        (``started_ms``, epoch milliseconds) of that first frame, which
+        say which call came first in its task."""
         called = time.perf_counter()
         release()  # what the worker's previous call left once PySpark let go of its frames
         blobs: list[bytes] = []
@@ -78,6 +82,8 @@ class ShardCall:
         out.stats["shard"], out.stats["received"] = shard, rows.num_rows
         out.stats["took_ms"] = round((time.perf_counter() - started) * 1000, 1)
         out.stats["waited_ms"] = round((started - called) * 1000, 1)
+        out.stats["worker"] = os.getpid()
+        out.stats["started_ms"] = round(time.time() * 1000 - (time.perf_counter() - started) * 1000, 1)
         del blobs, rows, cached  # all but the output, before it leaves
         yield from frames(out, self.output)
         del out
