@@ -35,7 +35,7 @@ COUNTS_ROW = "s"      # one shard's counts for the micro-batch, JSON in `STATS`
 # what a shard's output held, in its counts: rows of each kind, and the groups of its fullest window
 EMITTED = "emitted"
 FULLEST = "fullest"
-COUNTED_ROWS = 1 << 15  # the most window rows of one table whose windows `fullest_window` counts (about 10 ms)
+COUNTED_ROWS = 1 << 15  # the most window rows of one table whose windows `fullest_window` hashes to count them
 
 
 def conform(table: pa.Table, kind: str, schema: pa.Schema, sequence: int | None = None) -> pa.RecordBatch:
@@ -87,10 +87,9 @@ def fullest_window(windows: pa.Table) -> int:
     micro-batch's fullest window, exact when each window's rows are in
     one table of one shard. A table of more than `COUNTED_ROWS` rows of
     several windows counts as its rows: hashing millions of windows (a
-    micro-batch that opens every session) would cost a second and a hash
-    table's memory in the shard, where the writer's exact query over the
-    rows (`wid.pipelines.write.check_cap`) costs less beside such a
-    micro-batch."""
+    micro-batch that opens every session) would cost the shard time and a
+    hash table's memory, where the writer's exact query over the rows
+    (`wid.pipelines.write.check_cap`) is small beside such a micro-batch."""
     if START not in windows.column_names or END not in windows.column_names:
         return 0
     bounds = windows.select([START, END])
