@@ -13,7 +13,7 @@ plus idempotent sinks give exactly-once results.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -33,15 +33,12 @@ from wid.pipelines.report import tally
 from wid.spark.compile import Compiled
 from wid.spark.group_cap import bound_text, group_cap_message
 from wid.spark.operator.rows import (
-    COUNTS_ROW,
     LATE_ROW,
     REJECTED_ROW,
     RETRACTION_ROW,
-    STATS,
     WINDOW_ROW,
     first_rejected,
     held,
-    of_kind,
 )
 from wid.spark.stream_query import Handler, logged_batch
 from wid.spec.delivery import EXACTLY_ONCE
@@ -139,12 +136,13 @@ def time_column(spec: Spec) -> str | None:
     return spec.window.event_time_column if isinstance(spec, PipelineSpec) else None
 
 
-def check_rejections(rows: DataFrame, spec: Spec, batch_id: int, share: float) -> None:
+def check_rejections(rows: DataFrame, stats: Iterable[str], spec: Spec, batch_id: int, share: float) -> None:
     """Raise RejectedError when the micro-batch of the WID operator's `rows`
-    (cached) rejected more than `share` of its rows: its shards' counts and
-    first rejected row, read from the rows themselves (the writer runs
+    (cached) rejected more than `share` of its rows: its shards' counts
+    (`stats`, the `STATS` texts of its counts rows, `wid.spark.operator.rows.held`)
+    and first rejected row, read from the rows themselves (the writer runs
     where Spark runs it; wid.pipelines.observed)."""
-    counted = tally(batch_id, [r[0] for r in rows.where(of_kind(COUNTS_ROW)).select(STATS).collect()])
+    counted = tally(batch_id, list(stats))
     if not over(counted.rows_in, counted.rows_rejected, share):
         return
     first = rows.select(first_rejected().alias("first")).first()
@@ -207,7 +205,7 @@ def stream_writer(spec: Spec, compiled: Compiled, strict_share: float | None = N
         try:
             found = held(rows)  # every shard's rows whole, and so the observation
             if strict_share is not None:
-                check_rejections(rows, spec, batch_id, strict_share)
+                check_rejections(rows, found.stats, spec, batch_id, strict_share)
             if stage.retractions_of is not None and found.of(RETRACTION_ROW):
                 sinks.delete(stage.retractions_of(rows), spec.target, spec.base_dir, key, batch)
             out = stage.output_of(rows)

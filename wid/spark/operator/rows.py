@@ -72,10 +72,12 @@ class Held:
     an upper bound of the most window rows that share one window's bounds
     (the groups of the fullest window: the sum of each shard's fullest,
     `wid.kernels.operator.output.fullest_window`; exact when one shard
-    holds all of that window's rows)."""
+    holds all of that window's rows), with the shards' counts themselves
+    (`STATS` texts, one per shard)."""
 
     per_kind: dict[str, int]
     fullest_at_most: int = 0
+    stats: tuple[str, ...] = ()
 
     def of(self, *kinds: str) -> int:
         """The rows of these kinds."""
@@ -91,12 +93,13 @@ def held(rows: DataFrame) -> Held:
     an observation over them sees every row."""
     per_kind: dict[str, int] = {}
     fullest = 0
-    for (text,) in rows.where(of_kind(COUNTS_ROW)).select(STATS).collect():
+    stats = tuple(str(r[0]) for r in rows.where(of_kind(COUNTS_ROW)).select(STATS).collect())
+    for text in stats:
         doc = json.loads(text)
         for kind, n in {**doc.get(EMITTED, {}), COUNTS_ROW: 1}.items():
             per_kind[kind] = per_kind.get(kind, 0) + int(n)
         fullest += int(doc.get(FULLEST, 0))
-    return Held(per_kind, fullest)
+    return Held(per_kind, fullest, stats)
 
 
 @dataclass(frozen=True)
