@@ -126,7 +126,7 @@ def wid_writer(stream: Any, shards_seen: list[list[dict[str, Any]]]) -> Any:
     that keeps each micro-batch's shard counts in `shards_seen` and writes
     its windows to the noop sink."""
     from wid.spark.compile import compile_window
-    from wid.spark.operator.rows import COUNTS_ROW, STATS, of_kind
+    from wid.spark.operator.rows import held
     from wid.spec import Aggregation, Window
 
     window = Window.tumbling(86_400_000, event_time_column="ts", group_by=["k"], max_groups_per_window=KEYS + 1,
@@ -136,7 +136,7 @@ def wid_writer(stream: Any, shards_seen: list[list[dict[str, Any]]]) -> Any:
 
     def write(rows: Any, batch_id: int) -> None:
         rows = rows.persist()
-        shards_seen.append([json.loads(r[0]) for r in rows.where(of_kind(COUNTS_ROW)).select(STATS).collect()])
+        shards_seen.append([json.loads(text) for text in held(rows).stats])  # the writer's own first job
         stage.output_of(rows).write.format("noop").mode("append").save()
         rows.unpersist()
     return stage.rows, write
